@@ -1,0 +1,35 @@
+// Routing: static paths, :parameters, a *wildcard, query strings, methods, custom 404.
+//   curl http://127.0.0.1:8080/users/42
+//   curl 'http://127.0.0.1:8080/search?q=red+boat&page=2'
+//   curl -X DELETE http://127.0.0.1:8080/users/42
+//   curl http://127.0.0.1:8080/files/docs/readme.txt
+#include <skiff/skiff.hpp>
+
+#include <cstdio>
+#include <string>
+
+int main() {
+    skiff::server app;
+    app.get("/users/:id", [](skiff::request& req, skiff::response& res) {
+        res.json("{\"id\":\"" + std::string(req.param("id")) + "\"}");
+    });
+    app.del("/users/:id", [](skiff::request&, skiff::response& res) { res.status(204).end(); });
+    app.get("/users/me", [](skiff::request&, skiff::response& res) { res.text("static beats :id"); });
+    app.get("/files/*path", [](skiff::request& req, skiff::response& res) {
+        res.text("you asked for " + std::string(req.param("path")));
+    });
+    app.get("/search", [](skiff::request& req, skiff::response& res) {
+        res.text("q=" + std::string(req.query("q")) + " page=" + std::string(req.query("page")));
+    });
+    app.post("/form", [](skiff::request& req, skiff::response& res) {
+        res.text("name=" + std::string(req.form("name")));
+    });
+    app.on_not_found([](skiff::request& req, skiff::response& res) {
+        res.text("nothing at " + std::string(req.path()) + "\n");
+    });
+    if (auto ec = app.listen(8080)) {
+        std::fprintf(stderr, "routes: %s\n", ec.message().c_str());
+        return 1;
+    }
+    return app.run();
+}

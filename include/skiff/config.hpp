@@ -1,0 +1,35 @@
+// Platform detection and the few macros skiff uses. Macros live here and in version.hpp only.
+//
+// SKIFF_HAS_EPOLL / SKIFF_HAS_KQUEUE choose the poller backend, in this one place. Defining
+// SKIFF_USE_KQUEUE forces the kqueue backend (the Linux test build does this against a shim).
+// SKIFF_HAS_EXCEPTIONS is 0 under -fno-exceptions: the one try/catch (around user handlers)
+// then compiles out.
+#ifndef SKIFF_CONFIG_HPP
+#define SKIFF_CONFIG_HPP
+
+#if defined(SKIFF_USE_KQUEUE)
+#define SKIFF_HAS_KQUEUE 1
+#elif defined(__linux__)
+#define SKIFF_HAS_EPOLL 1
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__) || \
+    defined(__DragonFly__)
+#define SKIFF_HAS_KQUEUE 1
+#else
+#error "skiff needs epoll (Linux) or kqueue (macOS, the BSDs)"
+#endif // platform
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define SKIFF_HAS_EXCEPTIONS 1
+#else
+#define SKIFF_HAS_EXCEPTIONS 0
+#endif // exceptions
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SKIFF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SKIFF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define SKIFF_LIKELY(x) (x)
+#define SKIFF_UNLIKELY(x) (x)
+#endif // branch hints
+
+#endif // SKIFF_CONFIG_HPP

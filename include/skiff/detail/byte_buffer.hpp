@@ -1,0 +1,91 @@
+// byte_buffer: a growable run of bytes that is never zero-filled, for the loop's read and
+// write buffers and a connection's leftovers. Invariant: data()[0, size()) is the content and
+// data()[size(), capacity()) is writable room. Growth is geometric; release() gives the
+// memory back so an idle connection holds none.
+#ifndef SKIFF_DETAIL_BYTE_BUFFER_HPP
+#define SKIFF_DETAIL_BYTE_BUFFER_HPP
+
+#include <cstddef>  // std::size_t
+#include <cstdlib>  // std::malloc, std::realloc, std::free, std::abort
+#include <cstring>  // std::memcpy, std::memmove
+
+namespace skiff::detail {
+
+class byte_buffer {
+public:
+    byte_buffer() noexcept = default;
+    byte_buffer(const byte_buffer&) = delete;
+    byte_buffer& operator=(const byte_buffer&) = delete;
+    byte_buffer(byte_buffer&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) {
+        o.data_ = nullptr;
+        o.size_ = o.cap_ = 0;
+    }
+    byte_buffer& operator=(byte_buffer&& o) noexcept {
+        if (this != &o) {
+            std::free(data_);
+            data_ = o.data_;
+            size_ = o.size_;
+            cap_ = o.cap_;
+            o.data_ = nullptr;
+            o.size_ = o.cap_ = 0;
+        }
+        return *this;
+    }
+    ~byte_buffer() { std::free(data_); }
+
+    char* data() noexcept { return data_; }
+    const char* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    std::size_t capacity() const noexcept { return cap_; }
+    std::size_t room() const noexcept { return cap_ - size_; }
+    bool empty() const noexcept { return size_ == 0; }
+
+    // Makes room for at least n more bytes. Out of memory is fatal: a server that cannot
+    // allocate a few KiB has no sensible way on, and no exception may leave the hot path.
+    void reserve_more(std::size_t n) {
+        if (cap_ - size_ >= n) return;
+        std::size_t cap = cap_ ? cap_ : 256;
+        while (cap - size_ < n) cap *= 2;
+        void* p = std::realloc(data_, cap);
+        if (p == nullptr) std::abort();
+        data_ = static_cast<char*>(p);
+        cap_ = cap;
+    }
+
+    // Writable room of at least n bytes at the end; commit() what was written.
+    char* prepare(std::size_t n) {
+        reserve_more(n);
+        return data_ + size_;
+    }
+    void commit(std::size_t n) noexcept { size_ += n; }
+
+    void append(const char* p, std::size_t n) {
+        if (n == 0) return;
+        std::memcpy(prepare(n), p, n);
+        size_ += n;
+    }
+
+    void resize(std::size_t n) noexcept { size_ = n; }  // n <= capacity()
+    void clear() noexcept { size_ = 0; }
+
+    // Drops the first n bytes, moving the rest to the front.
+    void consume(std::size_t n) noexcept {
+        if (n < size_) std::memmove(data_, data_ + n, size_ - n);
+        size_ = n < size_ ? size_ - n : 0;
+    }
+
+    void release() noexcept {
+        std::free(data_);
+        data_ = nullptr;
+        size_ = cap_ = 0;
+    }
+
+private:
+    char* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t cap_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_BYTE_BUFFER_HPP

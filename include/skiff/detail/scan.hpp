@@ -1,0 +1,105 @@
+// Byte scanners for the parser: runs of token, field-value and request-target characters,
+// OWS trimming and CRLF checks. Each returns the first byte that ends the run and never reads
+// outside [p, end): the SSE2 versions step 16 bytes while 16 remain and finish byte by byte.
+#ifndef SKIFF_DETAIL_SCAN_HPP
+#define SKIFF_DETAIL_SCAN_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/http/parse_types.hpp"
+
+#include <string_view>  // std::string_view
+
+#if defined(__SSE2__)
+#include <emmintrin.h>  // 16-byte scans of field values and targets
+#endif // __SSE2__
+
+namespace skiff::detail {
+
+inline const char* scan_tchars(const char* p, const char* end) noexcept {
+    // Unrolled so the compiler keeps the table base in a register (measured: fewer loads).
+    while (end - p >= 4) {
+        if (!is_tchar(p[0])) return p;
+        if (!is_tchar(p[1])) return p + 1;
+        if (!is_tchar(p[2])) return p + 2;
+        if (!is_tchar(p[3])) return p + 3;
+        p += 4;
+    }
+    while (p < end && is_tchar(*p)) ++p;
+    return p;
+}
+
+inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
+    while (p < end && is_field_char(*p)) ++p;
+    return p;
+}
+
+inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {
+    while (p < end && is_target_char(*p)) ++p;
+    return p;
+}
+
+#if defined(__SSE2__)
+inline int first_set(int mask) noexcept { return __builtin_ctz(static_cast<unsigned>(mask)); }
+
+// First byte of [p, end) that may not appear in a field value (a CTL other than HTAB, or DEL).
+// 16 bytes a step, never reading past end: the tail is done byte by byte.
+inline const char* scan_field_chars(const char* p, const char* end) noexcept {
+    const __m128i ctl_max = _mm_set1_epi8(0x1f);
+    const __m128i del = _mm_set1_epi8(0x7f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl_max), ctl_max);
+        int mask = _mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, del)));
+        if (mask == 0) { p += 16; continue; }
+        p += first_set(mask);
+        if (*p != '\t') return p;
+        ++p;
+    }
+    return scan_field_chars_scalar(p, end);
+}
+
+// First byte of [p, end) that may not appear in a request-target (see is_target_char).
+inline const char* scan_target_chars(const char* p, const char* end) noexcept {
+    const __m128i low = _mm_set1_epi8(0x21);  // signed compare: also catches 0x80-0xff
+    const __m128i del = _mm_set1_epi8(0x7f);
+    const __m128i hash = _mm_set1_epi8('#');
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, low),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, hash)));
+        int mask = _mm_movemask_epi8(bad);
+        if (mask != 0) return p + first_set(mask);
+        p += 16;
+    }
+    return scan_target_chars_scalar(p, end);
+}
+#else
+inline const char* scan_field_chars(const char* p, const char* end) noexcept {
+    return scan_field_chars_scalar(p, end);
+}
+inline const char* scan_target_chars(const char* p, const char* end) noexcept {
+    return scan_target_chars_scalar(p, end);
+}
+#endif // __SSE2__
+
+inline bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
+
+inline std::string_view trim_ows(std::string_view s) noexcept {
+    while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+// CRLF at p: complete (p advanced), incomplete, or bad_request for anything else.
+inline parse_status expect_crlf(const char*& p, const char* end) noexcept {
+    if (p == end) return parse_status::incomplete;
+    if (*p != '\r') return parse_status::bad_request;
+    if (p + 1 == end) return parse_status::incomplete;
+    if (p[1] != '\n') return parse_status::bad_request;
+    p += 2;
+    return parse_status::complete;
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_SCAN_HPP

@@ -1,0 +1,147 @@
+// The chunked transfer coding (RFC 9112 §7.1), decoded in place as an explicit state machine.
+//
+// The decoder owns no buffer. The caller keeps the body region of its buffer: its first
+// kept() bytes are what earlier calls decoded, and new raw bytes are appended after them.
+// Each call decodes what arrived, moving chunk data down over the framing it replaces, so the
+// region never holds more than the decoded body plus one read. Every byte of framing is read
+// once, so any split of the input gives the same result.
+//
+// Strict: chunk sizes are 1*HEXDIG with no whitespace and no more than 64 bits; extensions
+// are skipped but must be field characters; CRLF is required after the size line, after the
+// data and after each trailer line. Trailer fields are parsed, counted against
+// max_header_bytes (431) and then dropped: handlers do not see them.
+#ifndef SKIFF_HTTP_CHUNKED_HPP
+#define SKIFF_HTTP_CHUNKED_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/http/parse_types.hpp"
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint64_t, std::uint32_t, std::uint8_t
+#include <cstring>  // std::memmove
+
+namespace skiff {
+
+class chunked_decoder {
+public:
+    // body[0, len): kept() decoded bytes followed by new raw input.
+    // complete: the body is body[0, size()); consumed is where the message ends in body.
+    // incomplete: all input was used; keep body[0, kept()) and append the next bytes after it.
+    // error: bad_request, or content_too_large as soon as a chunk would pass max_body.
+    parse_status decode(char* body, std::size_t len, const parse_limits& limits, std::size_t& consumed) noexcept {
+        std::size_t src = decoded_;
+        while (src < len) {
+            if (state_ == state::data) {
+                src += copy_data(body, src, len);
+                continue;
+            }
+            parse_status s = step(body[src++], limits);
+            if (s == parse_status::complete) consumed = src;
+            if (s != parse_status::incomplete) return s;
+        }
+        return parse_status::incomplete;
+    }
+
+    std::size_t size() const noexcept { return decoded_; }
+    std::size_t kept() const noexcept { return decoded_; }
+    void reset() noexcept { *this = chunked_decoder{}; }
+
+private:
+    enum class state : std::uint8_t {
+        size, ext, size_lf, data, data_cr, data_lf, trailer_start, trailer_name, trailer_value,
+        trailer_lf, end_lf
+    };
+
+    // Longest size line (digits and extensions) accepted: extensions are rare and never big.
+    static constexpr std::uint32_t max_size_line = 4096;
+
+    std::size_t copy_data(char* body, std::size_t src, std::size_t len) noexcept {
+        std::size_t n = len - src < left_ ? len - src : static_cast<std::size_t>(left_);
+        if (src != decoded_) std::memmove(body + decoded_, body + src, n);
+        decoded_ += n;
+        left_ -= n;
+        if (left_ == 0) state_ = state::data_cr;
+        return n;
+    }
+
+    parse_status step(char c, const parse_limits& limits) noexcept {
+        switch (state_) {
+        case state::size: return size_char(c);
+        case state::ext: return ext_char(c);
+        case state::size_lf: return size_end(c, limits);
+        case state::data_cr: return expect(c, '\r', state::data_lf);
+        case state::data_lf: return expect(c, '\n', state::size);
+        case state::end_lf: return c == '\n' ? parse_status::complete : parse_status::bad_request;
+        default: return trailer_char(c, limits);
+        }
+    }
+
+    parse_status expect(char c, char want, state next) noexcept {
+        if (c != want) return parse_status::bad_request;
+        state_ = next;
+        line_ = 0;
+        return parse_status::incomplete;
+    }
+
+    parse_status size_char(char c) noexcept {
+        int d = detail::hex_value(c);
+        if (d >= 0) {
+            if (left_ > (~std::uint64_t{0} >> 4)) return parse_status::bad_request;  // would pass 64 bits
+            left_ = left_ * 16 + static_cast<std::uint64_t>(d);
+            return ++line_ > max_size_line ? parse_status::bad_request : parse_status::incomplete;
+        }
+        if (line_ == 0) return parse_status::bad_request;  // no digits (or whitespace before them)
+        if (c == ';') { state_ = state::ext; return parse_status::incomplete; }
+        if (c == '\r') { state_ = state::size_lf; return parse_status::incomplete; }
+        return parse_status::bad_request;  // whitespace, or anything else, after the digits
+    }
+
+    parse_status ext_char(char c) noexcept {
+        if (c == '\r') { state_ = state::size_lf; return parse_status::incomplete; }
+        if (!detail::is_field_char(c) || ++line_ > max_size_line) return parse_status::bad_request;
+        return parse_status::incomplete;
+    }
+
+    parse_status size_end(char c, const parse_limits& limits) noexcept {
+        if (c != '\n') return parse_status::bad_request;
+        line_ = 0;
+        if (left_ == 0) { state_ = state::trailer_start; return parse_status::incomplete; }
+        // Decided from the declared size, before the data is buffered.
+        if (left_ > limits.max_body || decoded_ > limits.max_body - left_) return parse_status::content_too_large;
+        state_ = state::data;
+        return parse_status::incomplete;
+    }
+
+    // trailer-section = *( field-line CRLF ) CRLF; line_ counts all trailer bytes.
+    parse_status trailer_char(char c, const parse_limits& limits) noexcept {
+        if (++line_ > limits.max_header_bytes) return parse_status::fields_too_large;
+        switch (state_) {
+        case state::trailer_start:
+            if (c == '\r') { state_ = state::end_lf; return parse_status::incomplete; }
+            if (!detail::is_tchar(c)) return parse_status::bad_request;  // obs-fold, empty name
+            state_ = state::trailer_name;
+            return parse_status::incomplete;
+        case state::trailer_name:
+            if (c == ':') state_ = state::trailer_value;
+            else if (!detail::is_tchar(c)) return parse_status::bad_request;
+            return parse_status::incomplete;
+        case state::trailer_value:
+            if (c == '\r') state_ = state::trailer_lf;
+            else if (!detail::is_field_char(c)) return parse_status::bad_request;
+            return parse_status::incomplete;
+        default:  // trailer_lf
+            if (c != '\n') return parse_status::bad_request;
+            state_ = state::trailer_start;
+            return parse_status::incomplete;
+        }
+    }
+
+    std::uint64_t left_ = 0;     // size being read, then data bytes left in the chunk
+    std::size_t decoded_ = 0;    // body bytes decoded so far, at the front of the region
+    std::uint32_t line_ = 0;     // bytes of the current size line, or of the trailer section
+    state state_ = state::size;
+};
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_CHUNKED_HPP

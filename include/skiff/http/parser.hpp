@@ -1,0 +1,109 @@
+// The request-head parser: request line and header section, RFC 9112 §2-§5, strict.
+//
+// parse_head() is stateless and restartable in the picohttpparser shape: hand it everything
+// received so far and it answers complete (with the head's length), incomplete, or an error
+// that names the status to answer. Results are string_views into the caller's buffer; nothing
+// allocates. It reads only within [buf, buf + len): no padding is assumed (tests place inputs
+// against a PROT_NONE page to hold it to that).
+//
+// Strictness, each a choice that closes a smuggling or desync hole:
+//  - lines end in CRLF only; a bare LF or bare CR is 400 (RFC 9112 §2.2 allows either choice);
+//  - no whitespace between a field name and its colon, no obs-fold, no CTL or DEL in a value;
+//  - one Host for HTTP/1.1; Content-Length with Transfer-Encoding is 400; duplicate
+//    Content-Length fields must agree and a comma list of lengths is 400;
+//  - Transfer-Encoding must be exactly one "chunked" (other codings are 501; in HTTP/1.0 400).
+#ifndef SKIFF_HTTP_PARSER_HPP
+#define SKIFF_HTTP_PARSER_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/detail/scan.hpp"
+#include "skiff/http/fields.hpp"
+#include "skiff/http/method.hpp"
+#include "skiff/http/parse_types.hpp"
+#include "skiff/http/target.hpp"
+
+#include <cstddef>      // std::size_t
+#include <string_view>  // std::string_view
+
+namespace skiff {
+namespace detail {
+
+// RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
+// We ignore any number (they count toward the request-line limit).
+inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
+    while (p != end && (*p == '\r' || *p == '\n')) {
+        parse_status s = expect_crlf(p, end);
+        if (s != parse_status::complete) return s;
+    }
+    return p == end ? parse_status::incomplete : parse_status::complete;
+}
+
+// "HTTP/" DIGIT "." DIGIT CRLF (RFC 9112 §2.3). Any prefix of a valid version is incomplete.
+inline parse_status parse_version(const char*& p, const char* end, request_head& h) noexcept {
+    static constexpr char shape[] = "HTTP/0.0\r\n";  // '0' stands for any digit
+    std::size_t have = static_cast<std::size_t>(end - p) < 10 ? static_cast<std::size_t>(end - p) : 10;
+    for (std::size_t i = 0; i < have; ++i) {
+        bool ok = shape[i] == '0' ? is_digit(static_cast<unsigned char>(p[i])) : p[i] == shape[i];
+        if (!ok) return parse_status::bad_request;
+    }
+    if (have < 10) return parse_status::incomplete;
+    if (p[5] != '1') return parse_status::version_not_supported;
+    h.version_minor = p[7] == '0' ? 0 : 1;
+    p += 10;
+    return parse_status::complete;
+}
+
+// method SP request-target SP HTTP-version CRLF (RFC 9112 §3), p advanced past it.
+inline parse_status parse_request_line(const char*& pos, const char* end, request_head& h) noexcept {
+    const char* p = pos;
+    const char* m = p;
+    p = scan_tchars(p, end);
+    if (p == end) return parse_status::incomplete;
+    if (p == m || *p != ' ') return parse_status::bad_request;
+    h.method_name = std::string_view(m, static_cast<std::size_t>(p - m));
+    h.verb = method_from(h.method_name);
+    const char* t = ++p;
+    p = scan_target_chars(p, end);
+    if (p == end) return parse_status::incomplete;
+    if (p == t || *p != ' ') return parse_status::bad_request;
+    h.target = std::string_view(t, static_cast<std::size_t>(p - t));
+    ++p;
+    parse_status s = parse_version(p, end, h);
+    if (s != parse_status::complete) return s;
+    if (!split_target(h)) return parse_status::bad_request;
+    pos = p;
+    return parse_status::complete;
+}
+
+} // namespace detail
+
+// Parses the request line and header section at the start of buf[0, len).
+// complete: `consumed` is the head's length (through the empty line) and h is filled, with
+//           h.fields pointing at fields[0, h.field_count).
+// incomplete: more bytes are needed and no limit is exceeded yet.
+// otherwise: the error status to answer; the connection must close after answering.
+// Allocates nothing; reads nothing outside buf[0, len).
+inline parse_result parse_head(const char* buf, std::size_t len, request_head& h, header_field* fields,
+                               const parse_limits& limits) noexcept {
+    const char* p = buf;
+    const char* end = buf + len;
+    h = request_head{};
+    h.fields = fields;
+    parse_status s = detail::skip_empty_lines(p, end);
+    if (s == parse_status::complete) s = detail::parse_request_line(p, end, h);
+    if (s != parse_status::complete) {
+        bool line_too_long = len > limits.max_request_line;
+        if (s == parse_status::incomplete && line_too_long) s = parse_status::uri_too_long;
+        return {s, 0};
+    }
+    if (static_cast<std::size_t>(p - buf) > limits.max_request_line + 2) return {parse_status::uri_too_long, 0};
+    detail::field_facts facts;
+    facts.host_from_target = !h.host.empty();
+    s = detail::parse_fields(p, end, h, fields, limits, facts);
+    if (s == parse_status::complete) s = detail::check_fields(h, facts);
+    return {s, s == parse_status::complete ? static_cast<std::size_t>(p - buf) : 0};
+}
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_PARSER_HPP

@@ -1,0 +1,170 @@
+// The request a handler sees: views into the connection's buffer, valid until the handler
+// returns. Parameters, query and form values are percent-decoded into arenas the request
+// owns; their capacity is set at start-up and kept, so steady-state requests allocate nothing.
+#ifndef SKIFF_HTTP_REQUEST_HPP
+#define SKIFF_HTTP_REQUEST_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/http/method.hpp"
+#include "skiff/http/parse_types.hpp"
+#include "skiff/http/url.hpp"
+#include "skiff/router/trie.hpp"
+
+#include <cstddef>      // std::size_t
+#include <string>       // std::string as the decoding arena
+#include <string_view>  // std::string_view
+#include <vector>       // std::vector for fields and decoded pairs
+
+namespace skiff {
+
+struct query_pair {
+    std::string_view key;
+    std::string_view value;
+};
+
+namespace detail { struct request_access; }
+
+class request {
+public:
+    std::string_view method() const noexcept { return head_.method_name; }
+    skiff::method verb() const noexcept { return head_.verb; }
+    std::string_view target() const noexcept { return head_.target; }
+    std::string_view path() const noexcept { return head_.path; }          // raw, as matched
+    std::string_view query_string() const noexcept { return head_.query; }  // raw, without '?'
+    std::string_view host() const noexcept { return head_.host; }
+    int version_minor() const noexcept { return head_.version_minor; }
+    bool keep_alive() const noexcept { return head_.keep_alive; }
+    std::string_view body() const noexcept { return head_.body; }
+
+    // The first field with this name (case-insensitive), or an empty view.
+    std::string_view header(std::string_view name) const noexcept {
+        const header_field* f = find_field(name);
+        return f ? f->value : std::string_view();
+    }
+    bool has_header(std::string_view name) const noexcept { return find_field(name) != nullptr; }
+
+    // Every field line, in order, as sent.
+    const header_field* begin() const noexcept { return head_.fields; }
+    const header_field* end() const noexcept { return head_.fields + head_.field_count; }
+    std::size_t header_count() const noexcept { return head_.field_count; }
+
+    // A route parameter, percent-decoded; empty when the route has no such parameter.
+    std::string_view param(std::string_view name) const noexcept {
+        for (std::size_t i = 0; i < params_.count; ++i)
+            if (params_.items[i].name == name) return params_.items[i].value;
+        return {};
+    }
+    const route_params& params() const noexcept { return params_; }
+
+    // The first query value for key (keys compare after decoding), decoded; empty if absent.
+    std::string_view query(std::string_view key) { return find_pair(queries(), key); }
+    bool has_query(std::string_view key) { return has_pair(queries(), key); }
+    // Every key=value pair of the query string, decoded, in order.
+    const std::vector<query_pair>& queries() {
+        if (!query_parsed_) decode_pairs(head_.query, arena_, query_pairs_);
+        query_parsed_ = true;
+        return query_pairs_;
+    }
+
+    // The same for an application/x-www-form-urlencoded body (whatever the Content-Type says;
+    // check it first if it matters). body() stays as sent.
+    std::string_view form(std::string_view key) { return find_pair(form_pairs(), key); }
+    const std::vector<query_pair>& form_pairs() {
+        if (!form_parsed_) {
+            form_arena_.clear();
+            form_arena_.reserve(head_.body.size());
+            decode_pairs(head_.body, form_arena_, form_pairs_);
+        }
+        form_parsed_ = true;
+        return form_pairs_;
+    }
+
+private:
+    friend struct detail::request_access;
+
+    const header_field* find_field(std::string_view name) const noexcept {
+        for (const header_field& f : *this)
+            if (detail::iequals(f.name, name)) return &f;
+        return nullptr;
+    }
+
+    static std::string_view find_pair(const std::vector<query_pair>& pairs, std::string_view key) noexcept {
+        for (const query_pair& p : pairs)
+            if (p.key == key) return p.value;
+        return {};
+    }
+    static bool has_pair(const std::vector<query_pair>& pairs, std::string_view key) noexcept {
+        for (const query_pair& p : pairs)
+            if (p.key == key) return true;
+        return false;
+    }
+
+    // Appends the decoded keys and values to arena, whose capacity must already hold them all
+    // (decoding never lengthens), so earlier views stay valid.
+    static void decode_pairs(std::string_view raw, std::string& arena, std::vector<query_pair>& out) {
+        out.clear();
+        for_each_pair(raw, [&](std::string_view k, std::string_view v) {
+            out.push_back({decode_into(arena, k), decode_into(arena, v)});
+        });
+    }
+    static std::string_view decode_into(std::string& arena, std::string_view raw) {
+        std::size_t at = arena.size();
+        arena.resize(at + raw.size());
+        std::size_t n = form_decode(raw, &arena[at]);
+        arena.resize(at + n);
+        return {arena.data() + at, n};
+    }
+
+    request_head head_;
+    route_params params_;
+    std::vector<header_field> fields_;  // storage for head_.fields, sized to max_headers
+    std::string arena_;                 // decoded params and query: never more than the target
+    std::vector<query_pair> query_pairs_;
+    std::string form_arena_;
+    std::vector<query_pair> form_pairs_;
+    bool query_parsed_ = false;
+    bool form_parsed_ = false;
+};
+
+namespace detail {
+
+// The loop's side of request: set-up at start, reset per request, parameter decoding.
+struct request_access {
+    static void init(request& r, std::size_t max_headers, std::size_t max_target) {
+        r.fields_.resize(max_headers);
+        r.arena_.reserve(max_target + 16);
+        r.query_pairs_.reserve(16);
+    }
+    static request_head& head(request& r) noexcept { return r.head_; }
+    static header_field* fields(request& r) noexcept { return r.fields_.data(); }
+    static route_params& params(request& r) noexcept { return r.params_; }
+
+    // Ready for a new message: drops decoded data from the last one.
+    static void reset(request& r) noexcept {
+        r.arena_.clear();
+        r.query_parsed_ = false;
+        r.form_parsed_ = false;
+        r.params_.count = 0;
+    }
+
+    // Percent-decodes the matched parameters in place of their raw views. False: an invalid
+    // escape (answer 400).
+    static bool decode_params(request& r) noexcept {
+        for (std::size_t i = 0; i < r.params_.count; ++i) {
+            std::string_view raw = r.params_.items[i].value;
+            if (raw.find('%') == std::string_view::npos) continue;
+            std::size_t at = r.arena_.size();
+            r.arena_.resize(at + raw.size());  // within the reserved capacity: no allocation
+            std::size_t n = percent_decode(raw, &r.arena_[at]);
+            if (n == invalid_escape) return false;
+            r.arena_.resize(at + n);
+            r.params_.items[i].value = {r.arena_.data() + at, n};
+        }
+        return true;
+    }
+};
+
+} // namespace detail
+} // namespace skiff
+
+#endif // SKIFF_HTTP_REQUEST_HPP

@@ -1,0 +1,92 @@
+// Framing of one request message (RFC 9112 §6): the head, then a body delimited by
+// Content-Length or by the chunked coding. The only parse state that outlives a read.
+//
+// Protocol with the caller (the connection, or a test feeding split input):
+//  1. call parse() with every byte of the message received so far at buf[0, len);
+//  2. on incomplete, keep buf[0, kept(len)) (chunked bodies shrink as they decode) and call
+//     again with the next bytes appended; on complete, the message was buf[0, consumed) and
+//     later bytes belong to the next message; then reset().
+// 413 is answered from the declared Content-Length alone, before any body byte is buffered.
+#ifndef SKIFF_HTTP_REQUEST_PARSER_HPP
+#define SKIFF_HTTP_REQUEST_PARSER_HPP
+
+#include "skiff/http/chunked.hpp"
+#include "skiff/http/parse_types.hpp"
+#include "skiff/http/parser.hpp"
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t, std::uint64_t
+#include <string_view>  // std::string_view
+
+namespace skiff {
+
+class request_parser {
+public:
+    // complete: h describes the message, h.body included; consumed is its length in buf.
+    // incomplete: see the protocol above. After the head first completes, h is filled (without
+    //             a body) for that one call, so the caller can act on Expect and route early.
+    // error: the status to answer before closing.
+    parse_result parse(char* buf, std::size_t len, request_head& h, header_field* fields,
+                       const parse_limits& limits) noexcept {
+        bool head_is_fresh = head_len_ == 0;
+        if (head_is_fresh) {
+            parse_result r = parse_head(buf, len, h, fields, limits);
+            if (r.status != parse_status::complete) return r;
+            if (h.framing == body_framing::length && h.content_length > limits.max_body)
+                return {parse_status::content_too_large, 0};
+            head_len_ = static_cast<std::uint32_t>(r.consumed);
+            framing_ = h.framing;
+            length_ = h.content_length;
+        }
+        std::size_t end = 0;
+        parse_status s = parse_body(buf, len, limits, end);
+        if (s != parse_status::complete) return {s, 0};
+        if (!head_is_fresh) parse_head(buf, head_len_, h, fields, limits);  // h was reused meanwhile
+        h.body = body(buf);
+        return {parse_status::complete, end};
+    }
+
+    // Bytes of buf[0, len) to keep after an incomplete parse.
+    std::size_t kept(std::size_t len) const noexcept {
+        return framing_ == body_framing::chunked ? head_len_ + chunked_.kept() : len;
+    }
+
+    bool head_complete() const noexcept { return head_len_ != 0; }
+    std::size_t head_length() const noexcept { return head_len_; }
+    // Total bytes the message will take when its length is declared, else 0.
+    std::uint64_t declared_size() const noexcept {
+        return framing_ == body_framing::length ? head_len_ + length_ : 0;
+    }
+    void reset() noexcept { *this = request_parser{}; }
+
+private:
+    parse_status parse_body(char* buf, std::size_t len, const parse_limits& limits, std::size_t& end) noexcept {
+        switch (framing_) {
+        case body_framing::none:
+            end = head_len_;
+            return parse_status::complete;
+        case body_framing::length:
+            end = head_len_ + static_cast<std::size_t>(length_);
+            return len >= end ? parse_status::complete : parse_status::incomplete;
+        default: {
+            parse_status s = chunked_.decode(buf + head_len_, len - head_len_, limits, end);
+            end += head_len_;
+            return s;
+        }
+        }
+    }
+
+    std::string_view body(const char* buf) const noexcept {
+        std::size_t n = framing_ == body_framing::chunked ? chunked_.size() : static_cast<std::size_t>(length_);
+        return {buf + head_len_, n};
+    }
+
+    chunked_decoder chunked_;
+    std::uint64_t length_ = 0;
+    std::uint32_t head_len_ = 0;
+    body_framing framing_ = body_framing::none;
+};
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_REQUEST_PARSER_HPP

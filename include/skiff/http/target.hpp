@@ -1,0 +1,70 @@
+// Request-target forms (RFC 9112 §3.2), split into path and query once the line is read.
+//  origin-form    "/path?query"        every method
+//  absolute-form  "http://host/path"   every method; a server MUST accept it (§3.2.2), and its
+//                                      authority then stands for the host, not the Host field
+//  asterisk-form  "*"                  OPTIONS only (§3.2.4)
+//  authority-form "host:port"          CONNECT only (§3.2.3); path stays empty, so no route
+//                                      matches it and CONNECT is answered 404 unless routed
+#ifndef SKIFF_HTTP_TARGET_HPP
+#define SKIFF_HTTP_TARGET_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/http/method.hpp"
+#include "skiff/http/parse_types.hpp"
+
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+inline void split_path_query(std::string_view pq, request_head& h) noexcept {
+    auto q = pq.find('?');
+    h.path = pq.substr(0, q);
+    h.query = q == std::string_view::npos ? std::string_view() : pq.substr(q + 1);
+}
+
+inline bool is_authority(std::string_view a) noexcept {
+    if (a.empty()) return false;
+    for (char c : a)
+        if (!is_host_char(c)) return false;
+    return true;
+}
+
+// "http://" or "https://" (scheme names are case-insensitive, RFC 3986 §3.1).
+inline std::size_t scheme_length(std::string_view t) noexcept {
+    if (t.size() >= 7 && iequals_lower(t.substr(0, 7), "http://")) return 7;
+    if (t.size() >= 8 && iequals_lower(t.substr(0, 8), "https://")) return 8;
+    return 0;
+}
+
+inline bool split_absolute_form(request_head& h) noexcept {
+    std::size_t scheme = scheme_length(h.target);
+    if (scheme == 0) return false;
+    std::string_view rest = h.target.substr(scheme);
+    std::size_t auth_end = rest.find_first_of("/?");
+    h.host = rest.substr(0, auth_end);
+    if (!is_authority(h.host)) return false;  // RFC 9110 §4.2.1: an http URI has a host
+    rest.remove_prefix(auth_end == std::string_view::npos ? rest.size() : auth_end);
+    split_path_query(rest, h);
+    if (h.path.empty()) h.path = "/";  // §3.2.2: an empty path is sent as "/"
+    return true;
+}
+
+// Fills h.path, h.query and, for the absolute form, h.host. False: not a valid target for
+// this method (answer 400).
+inline bool split_target(request_head& h) noexcept {
+    std::string_view t = h.target;
+    if (t.front() == '/') {
+        split_path_query(t, h);
+        return true;
+    }
+    if (t == "*") {
+        h.path = t;
+        return h.verb == method::options;
+    }
+    if (h.verb == method::connect) return is_authority(t);
+    return split_absolute_form(h);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_HTTP_TARGET_HPP

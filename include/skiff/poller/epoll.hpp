@@ -1,0 +1,105 @@
+// Linux backend: epoll for readiness, an eventfd for wake-ups from other threads and signal
+// handlers. Level-triggered by default (see poll_event.hpp for the modes).
+//
+// Not thread-safe except wake(), which is async-signal-safe (one write(2) to an eventfd).
+#ifndef SKIFF_POLLER_EPOLL_HPP
+#define SKIFF_POLLER_EPOLL_HPP
+
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/poller/poll_event.hpp"
+
+#include <cerrno>         // errno
+#include <cstdint>        // std::uint64_t
+#include <sys/epoll.h>    // epoll_create1, epoll_ctl, epoll_wait
+#include <sys/eventfd.h>  // eventfd for wake()
+#include <system_error>   // std::error_code
+#include <unistd.h>       // read, write
+
+namespace skiff::detail {
+
+class epoll_poller {
+public:
+    // Creates the epoll set and its wake-up eventfd.
+    std::error_code open() noexcept {
+        ep_.reset(::epoll_create1(EPOLL_CLOEXEC));
+        if (!ep_) return last_error();
+        wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        if (!wake_fd_) return last_error();
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.ptr = &wake_fd_;   // told apart from user data in wait()
+        if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, wake_fd_.get(), &ev) != 0) return last_error();
+        return {};
+    }
+
+    std::error_code add(int fd, void* data, unsigned watch, poll_mode mode = poll_mode::level) noexcept {
+        return control(EPOLL_CTL_ADD, fd, data, watch, mode);
+    }
+
+    // Changes the interest; in oneshot mode this also re-arms the descriptor.
+    std::error_code modify(int fd, void* data, unsigned watch, poll_mode mode = poll_mode::level) noexcept {
+        return control(EPOLL_CTL_MOD, fd, data, watch, mode);
+    }
+
+    void remove(int fd) noexcept { ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, fd, nullptr); }
+
+    // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
+    // ends the wait early and sets woken(). Returns n, 0 on timeout or interruption.
+    int wait(poll_event* out, int max, int timeout_ms) noexcept {
+        epoll_event evs[max_batch];
+        if (max > max_batch) max = max_batch;
+        int n = ::epoll_wait(ep_.get(), evs, max, timeout_ms);
+        int kept = 0;
+        for (int i = 0; i < n; ++i) {
+            if (evs[i].data.ptr == &wake_fd_) { drain_wake(); continue; }
+            std::uint32_t e = evs[i].events;
+            bool failed = (e & (EPOLLERR | EPOLLHUP)) != 0;
+            out[kept++] = {evs[i].data.ptr, failed || (e & (EPOLLIN | EPOLLRDHUP)) != 0,
+                           failed || (e & EPOLLOUT) != 0};
+        }
+        return kept;
+    }
+
+    // Async-signal-safe: ends the current (or next) wait() early.
+    void wake() noexcept {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto r = ::write(wake_fd_.get(), &one, sizeof one);
+    }
+
+    // True once after a wait() that a wake() ended; the flag then clears.
+    bool take_wake() noexcept {
+        bool w = woken_;
+        woken_ = false;
+        return w;
+    }
+
+    static constexpr int max_batch = 256;
+
+private:
+    std::error_code control(int op, int fd, void* data, unsigned watch, poll_mode mode) noexcept {
+        epoll_event ev{};
+        // RDHUP stays reported while the peer's side is shut, so a level-triggered descriptor
+        // that is not being read must not ask for it, or every wait would return at once.
+        if (watch & watch_read) ev.events |= EPOLLIN | EPOLLRDHUP;
+        if (mode == poll_mode::oneshot) ev.events |= EPOLLRDHUP | EPOLLONESHOT;
+        if (watch & watch_write) ev.events |= EPOLLOUT;
+        ev.data.ptr = data;
+        return ::epoll_ctl(ep_.get(), op, fd, &ev) == 0 ? std::error_code{} : last_error();
+    }
+
+    void drain_wake() noexcept {
+        std::uint64_t count;
+        [[maybe_unused]] auto r = ::read(wake_fd_.get(), &count, sizeof count);
+        woken_ = true;
+    }
+
+    static std::error_code last_error() noexcept { return {errno, std::system_category()}; }
+
+    unique_fd ep_;
+    unique_fd wake_fd_;
+    bool woken_ = false;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_POLLER_EPOLL_HPP

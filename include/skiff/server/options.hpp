@@ -1,0 +1,56 @@
+// Every runtime limit and deadline of a server, with the defaults a public-facing server can
+// trust. Threading is chosen at compile time by the policy (policy.hpp), not here.
+#ifndef SKIFF_SERVER_OPTIONS_HPP
+#define SKIFF_SERVER_OPTIONS_HPP
+
+#include <chrono>      // std::chrono::milliseconds
+#include <cstddef>     // std::size_t
+#include <cstdint>     // std::uint64_t
+#include <functional>  // std::function for the worker start hook
+#include <vector>      // std::vector of CPUs
+
+namespace skiff {
+
+struct options {
+    // Request limits (RFC 9110 §15.5 statuses).
+    std::size_t max_request_line = 8 * 1024;  // longer request line: 414
+    std::size_t max_header_bytes = 8 * 1024;  // longer header section: 431
+    std::size_t max_headers = 64;             // more field lines: 431
+    std::uint64_t max_body = 1024 * 1024;     // larger body, declared or chunked: 413
+
+    // Deadlines. Header: the whole header section must arrive within it, counted from the first
+    // byte of the request (408, then close). Body: the whole body must arrive within it, counted
+    // from the end of the head (408, then close). Idle: a keep-alive connection with no request
+    // in progress is closed silently. Write: a response that makes no progress for this long is
+    // abandoned and the connection closed.
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds body_timeout{30'000};
+    std::chrono::milliseconds idle_timeout{60'000};
+    std::chrono::milliseconds write_timeout{30'000};
+    // After an error response, how long unread request bytes are drained before closing, so
+    // the client reads the response instead of a reset.
+    std::chrono::milliseconds linger_timeout{2'000};
+    // stop(): how long connections with work in flight may take to finish; run() then returns.
+    std::chrono::milliseconds stop_timeout{10'000};
+
+    // Connections beyond this are answered 503 and closed at once.
+    std::size_t max_connections = 10'000;
+    // Unsent output above which a connection stops reading requests until the client reads.
+    std::size_t write_high_water = 64 * 1024;
+    int listen_backlog = 1024;
+
+    // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.
+    unsigned workers = 0;
+    // Pin worker i to cpus[i % cpus.size()]; with pin_workers and no list, worker i to CPU i.
+    bool pin_workers = false;
+    std::vector<int> cpus;
+    // Called on each worker thread before it serves (thread-local set-up); argument: index.
+    std::function<void(unsigned)> on_worker_start;
+    // sharded: one SO_REUSEPORT listener per loop (true), or one acceptor thread handing
+    // connections round-robin to the loops (false; also used where SO_REUSEPORT is missing).
+    bool reuse_port = true;
+};
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_OPTIONS_HPP

@@ -1,0 +1,157 @@
+// How each policy turns loops into a running server: listen, run, stop. basic_server holds
+// exactly one of these, chosen by its policy, so a single-policy program instantiates
+// single_runner only and contains no thread, atomic or mutex.
+#ifndef SKIFF_SERVER_RUNNERS_HPP
+#define SKIFF_SERVER_RUNNERS_HPP
+
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/socket.hpp"
+#include "skiff/platform/thread.hpp"
+#include "skiff/router/router.hpp"
+#include "skiff/server/event_loop.hpp"
+#include "skiff/server/options.hpp"
+#include "skiff/server/policy.hpp"
+#include "skiff/server/shared_set.hpp"
+
+#include <atomic>        // the sharded stop flag
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint16_t
+#include <memory>        // std::unique_ptr for loops (they never move)
+#include <system_error>  // std::error_code
+#include <thread>        // std::thread for sharded and shared workers
+#include <type_traits>   // std::conditional_t
+#include <vector>        // std::vector of loops and threads
+
+namespace skiff::detail {
+
+template <class Policy>
+class single_runner {
+public:
+    single_runner(const options& opt, const router& r) : loop_(opt, r) {}
+
+    std::error_code listen(const endpoint& ep, const options& opt) {
+        unique_fd fd;
+        if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
+        return loop_.open(std::move(fd));
+    }
+    std::uint16_t port() const noexcept { return loop_.port(); }
+    void run() { loop_.run(); }
+    void stop() noexcept { loop_.wake(); }
+
+private:
+    event_loop<Policy> loop_;
+};
+
+// Runs fn on `workers` threads, each pinned and started as the options say, and joins them.
+template <class Fn>
+void run_workers(std::size_t workers, const options& opt, Fn fn) {
+    std::vector<std::thread> threads;
+    threads.reserve(workers);
+    for (std::size_t i = 0; i < workers; ++i) {
+        threads.emplace_back([&opt, &fn, i] {
+            if (!opt.cpus.empty()) pin_current_thread(opt.cpus[i % opt.cpus.size()]);
+            else if (opt.pin_workers) pin_current_thread(static_cast<int>(i % cpu_count()));
+            if (opt.on_worker_start) opt.on_worker_start(static_cast<unsigned>(i));
+            fn(i);
+        });
+    }
+    for (auto& t : threads) t.join();
+}
+
+inline std::size_t worker_count(const options& opt) noexcept { return opt.workers == 0 ? cpu_count() : opt.workers; }
+
+template <class Policy>
+class sharded_runner {
+    using loop = event_loop<Policy>;
+
+public:
+    sharded_runner(const options& opt, const router& r) : opt_(opt), router_(r) {}
+
+    // One SO_REUSEPORT listener per loop; or, without it, one listener on loop 0, which hands
+    // connections round-robin to all loops.
+    std::error_code listen(endpoint ep, const options& opt) {
+        std::size_t n = worker_count(opt);
+        bool reuse = opt.reuse_port && has_reuse_port;
+        for (std::size_t i = 0; i < n; ++i) {
+            loops_.push_back(std::make_unique<loop>(opt_, router_));
+            loops_.back()->link().stop = &stop_;
+            loops_.back()->set_connection_limit((opt.max_connections + n - 1) / n);
+            unique_fd fd;
+            if (i == 0 || reuse) {
+                if (auto ec = open_listener(ep, reuse, opt.listen_backlog, fd)) return ec;
+                if (i == 0) set_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
+            }
+            if (auto ec = loops_.back()->open(std::move(fd))) return ec;
+        }
+        if (!reuse)
+            for (auto& l : loops_) loops_[0]->link().peers.push_back(l.get());
+        return {};
+    }
+    std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
+
+    void run() {
+        run_workers(loops_.size(), opt_, [this](std::size_t i) { loops_[i]->run(); });
+    }
+
+    // Async-signal-safe: a lock-free store and one write per loop.
+    void stop() noexcept {
+        stop_.store(true, std::memory_order_relaxed);
+        for (auto& l : loops_) l->wake();
+    }
+
+private:
+    static void set_port(endpoint& ep, std::uint16_t port) noexcept {
+        auto* v4 = reinterpret_cast<sockaddr_in*>(&ep.addr);
+        if (v4->sin_family == AF_INET) v4->sin_port = htons(port);
+        else reinterpret_cast<sockaddr_in6*>(&ep.addr)->sin6_port = htons(port);
+    }
+
+    const options& opt_;
+    const router& router_;
+    std::vector<std::unique_ptr<loop>> loops_;
+    std::atomic<bool> stop_{false};
+};
+
+template <class Policy>
+class shared_runner {
+    using loop = event_loop<Policy>;
+
+public:
+    shared_runner(const options& opt, const router& r) : opt_(opt), router_(r) {}
+
+    std::error_code listen(const endpoint& ep, const options& opt) {
+        if (auto ec = set_.open(0, tick_for(opt))) return ec;
+        if (auto ec = open_listener(ep, false, opt.listen_backlog, set_.listener)) return ec;
+        set_.listener_open.store(true);
+        if (auto ec = set_.poller().add(set_.listener.get(), &set_.listener, watch_read, poll_mode::oneshot))
+            return ec;
+        for (std::size_t i = 0; i < worker_count(opt); ++i) {
+            loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
+            if (auto ec = loops_.back()->open(unique_fd{})) return ec;
+        }
+        return {};
+    }
+    std::uint16_t port() const noexcept { return set_.listener ? local_port(set_.listener.get()) : 0; }
+
+    void run() {
+        run_workers(loops_.size(), opt_, [this](std::size_t i) { loops_[i]->run(); });
+        set_.for_each([this](shared_connection& c) { set_.remove(c); });  // past the stop deadline
+    }
+
+    void stop() noexcept { set_.request_stop(); }
+
+private:
+    const options& opt_;
+    const router& router_;
+    shared_set set_;
+    std::vector<std::unique_ptr<loop>> loops_;
+};
+
+template <class Policy>
+using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
+                                      std::conditional_t<is_sharded<Policy>, sharded_runner<Policy>,
+                                                         shared_runner<Policy>>>;
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_RUNNERS_HPP

@@ -1,0 +1,186 @@
+// Loopback helpers for end-to-end tests: a server on an ephemeral port in a background thread,
+// and a raw socket client with timeouts, so a broken server fails a test instead of hanging it.
+#ifndef SKIFF_TESTS_SUPPORT_LOOPBACK_HPP
+#define SKIFF_TESTS_SUPPORT_LOOPBACK_HPP
+
+#include <skiff/skiff.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace skiff_test {
+
+using namespace std::chrono_literals;
+
+// A server on 127.0.0.1:<ephemeral> running in a background thread until destroyed.
+template <class Policy = skiff::single>
+class running_server {
+public:
+    explicit running_server(std::function<void(skiff::basic_server<Policy>&)> setup, skiff::options opt = {})
+        : app_(std::make_unique<skiff::basic_server<Policy>>(opt)) {
+        setup(*app_);
+        if (auto ec = app_->listen(0)) throw std::runtime_error("listen: " + ec.message());
+        thread_ = std::thread([this] { exit_code_ = app_->run(); });
+    }
+    running_server(const running_server&) = delete;
+    running_server& operator=(const running_server&) = delete;
+    ~running_server() { stop(); }
+
+    std::uint16_t port() const { return app_->port(); }
+    skiff::basic_server<Policy>& app() { return *app_; }
+
+    // Stops and joins; returns run()'s exit code.
+    int stop() {
+        if (thread_.joinable()) {
+            app_->stop();
+            thread_.join();
+        }
+        return exit_code_;
+    }
+
+private:
+    std::unique_ptr<skiff::basic_server<Policy>> app_;
+    std::thread thread_;
+    int exit_code_ = -1;
+};
+
+// A blocking TCP client with a deadline on every read.
+class client {
+public:
+    explicit client(std::uint16_t port) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+            throw std::runtime_error("connect failed");
+        int one = 1;
+        ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+    client(client&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    ~client() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+    int fd() const { return fd_; }
+
+    void send(const std::string& data) {
+        std::size_t off = 0;
+        while (off < data.size()) {
+            ssize_t n = ::send(fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+            if (n <= 0) throw std::runtime_error("send failed");
+            off += static_cast<std::size_t>(n);
+        }
+    }
+
+    void shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+
+    // Reads what is available within `wait`; returns "" on timeout, and sets closed() on EOF.
+    std::string read_some(std::chrono::milliseconds wait = 2000ms) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return {};
+        char buf[65536];
+        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n <= 0) {
+            closed_ = true;
+            reset_ = n < 0;
+            return {};
+        }
+        return std::string(buf, static_cast<std::size_t>(n));
+    }
+
+    // Reads until `done(all bytes so far)` holds, EOF, or the deadline passes.
+    template <class Done>
+    std::string read_until(Done done, std::chrono::milliseconds limit = 3000ms) {
+        std::string all;
+        auto end = std::chrono::steady_clock::now() + limit;
+        while (!done(all) && !closed_ && std::chrono::steady_clock::now() < end) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+            all += read_some(left > 0ms ? left : 1ms);
+        }
+        return all;
+    }
+
+    // Reads until the peer closes (or the deadline passes).
+    std::string read_to_close(std::chrono::milliseconds limit = 3000ms) {
+        return read_until([](const std::string&) { return false; }, limit);
+    }
+
+    bool closed() const { return closed_; }
+    bool reset() const { return reset_; }
+
+private:
+    int fd_ = -1;
+    bool closed_ = false;
+    bool reset_ = false;
+};
+
+// One response cut from a byte stream.
+struct response {
+    int status = 0;
+    std::string head;  // status line and fields, Date value masked
+    std::string body;
+    std::string header(const std::string& name) const {
+        std::string lower_head = head;
+        for (auto& ch : lower_head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        std::string key = "\r\n" + name + ": ";
+        for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        auto at = lower_head.find(key);
+        if (at == std::string::npos) return {};
+        auto start = at + key.size();
+        return head.substr(start, head.find("\r\n", start) - start);
+    }
+};
+
+inline std::string mask_date(std::string s) {
+    static const std::regex date("Date: [A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT");
+    return std::regex_replace(s, date, "Date: <date>");
+}
+
+// Splits a stream of responses framed by Content-Length (or none: 1xx, 204, 304, HEAD when
+// head_only). Stops at the first incomplete one.
+inline std::vector<response> parse_responses(const std::string& stream, bool head_only = false) {
+    std::vector<response> out;
+    std::size_t off = 0;
+    while (off < stream.size()) {
+        auto end = stream.find("\r\n\r\n", off);
+        if (end == std::string::npos) break;
+        response r;
+        r.head = mask_date(stream.substr(off, end + 2 - off));
+        r.status = std::stoi(stream.substr(off + 9, 3));
+        std::string cl = r.header("Content-Length");
+        std::size_t len = (cl.empty() || head_only) ? 0 : std::stoul(cl);
+        if (end + 4 + len > stream.size()) break;
+        r.body = stream.substr(end + 4, len);
+        off = end + 4 + len;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+// Reads until n complete responses arrived (or the deadline).
+inline std::vector<response> read_responses(client& c, std::size_t n, std::chrono::milliseconds limit = 3000ms) {
+    std::string all = c.read_until([n](const std::string& s) { return parse_responses(s).size() >= n; }, limit);
+    return parse_responses(all);
+}
+
+} // namespace skiff_test
+
+#endif // SKIFF_TESTS_SUPPORT_LOOPBACK_HPP

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The test command (README "Two commands"): on a fresh Debian 12 machine it installs what is
+# missing, then builds and runs every test configuration:
+#   debug (g++), asan-ubsan (g++), single-header (g++), clang (clang++, fuzz replay + smoke),
+#   tsan (clang++), kqueue-shim (g++).
+# Usage: tools/test.sh [preset ...]   (default: all)   Env: FUZZ_SECONDS (default 60).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev doctest-dev python3 curl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  as_root=(); [[ $(id -u) -eq 0 ]] || as_root=(sudo)
+  "${as_root[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+presets=("$@")
+((${#presets[@]})) || presets=(debug asan-ubsan single-header clang tsan kqueue-shim)
+jobs=$(nproc)
+for preset in "${presets[@]}"; do
+  echo "== $preset"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+  ctest --preset "$preset"
+done
+
+# A bounded fuzz run on top of the replayed seeds (the clang preset builds the fuzzers).
+if [[ " ${presets[*]} " == *" clang "* && -x build/clang/tests/fuzz/run_fuzz_smoke.sh ]]; then
+  build/clang/tests/fuzz/run_fuzz_smoke.sh "${FUZZ_SECONDS:-60}"
+fi
+echo "== all tests passed"
