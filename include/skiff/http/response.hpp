@@ -4,13 +4,14 @@
 // Headers set with header() are written at once (so temporaries are safe to pass); the status
 // line, Date, Content-Type, Content-Length and Connection are put in front of them when the
 // body is given, since only then are they known. A response is sent once: the first of
-// text(), json(), body() or end() wins and later calls are ignored. A handler that sends
-// nothing gets its status with an empty body.
+// text(), json(), html(), body(), end() or stream() wins and later calls are ignored. A handler
+// that sends nothing gets its status with an empty body.
 //
-// skiff frames every body itself: Content-Length always (none on 1xx, 204 and 304), never
-// chunked. A Content-Length or Transfer-Encoding set with header() is dropped; "Connection:
-// close" is honoured (the connection closes after this response); a field value holding CR,
-// LF or NUL is dropped, so a handler cannot split the response.
+// skiff frames every body itself: Content-Length (none on 1xx, 204 and 304), or, for a stream
+// of unknown length, chunked (HTTP/1.1) or the end of the connection (HTTP/1.0). A
+// Content-Length or Transfer-Encoding set with header() is dropped; "Connection: close" is
+// honoured (the connection closes after this response); a field with an invalid name or a
+// value holding CR, LF or NUL is dropped, so a handler cannot split the response.
 #ifndef SKIFF_HTTP_RESPONSE_HPP
 #define SKIFF_HTTP_RESPONSE_HPP
 
@@ -22,9 +23,18 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy, std::memmove
+#include <functional>   // std::function for streamed bodies
 #include <string_view>  // std::string_view
+#include <utility>      // std::move
 
 namespace skiff {
+
+// Produces a streamed body piece by piece: writes up to `capacity` bytes at `buf` and returns
+// how many; 0 means the body is complete. Called on the loop's thread whenever the client has
+// read what was sent before, so a slow reader holds only about one piece in server memory.
+using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
+
+inline constexpr std::uint64_t unknown_length = ~std::uint64_t{0};
 
 namespace detail {
 struct response_access;
@@ -46,8 +56,9 @@ inline char* put(char* p, std::string_view s) noexcept {
 
 class response {
 public:
+    // A code outside 100-599 is not HTTP (RFC 9110 §15) and is sent as 500.
     response& status(int code) noexcept {
-        if (!sent_) status_ = code;
+        if (!sent_) status_ = code >= 100 && code <= 599 ? code : 500;
         return *this;
     }
     int status() const noexcept { return status_; }
@@ -72,6 +83,24 @@ public:
     }
     // Sends the status with no content (Content-Length: 0 where a body is allowed).
     void end() { send({}, {}); }
+
+    // Sends a body produced by `source` as the client reads it (see body_source). With a
+    // length the body is framed by Content-Length and must be exactly that long (a source
+    // that ends early closes the connection); without one it is chunked (HTTP/1.1) or ends
+    // with the connection (HTTP/1.0).
+    void stream(std::string_view content_type, body_source source, std::uint64_t length = unknown_length) {
+        if (sent_) return;
+        bool content = status_allows_body(status_);
+        bool chunked = content && length == unknown_length && !http10_;
+        if (content && length == unknown_length && http10_) close_ = true;
+        write_head(content ? content_type : std::string_view(), content && !chunked && !close_ ? length : 0,
+                   content && !chunked && !close_, chunked, 0);
+        if (content && !omit_body_) {
+            source_ = std::move(source);
+            stream_length_ = chunked || close_ ? unknown_length : length;
+            stream_chunked_ = chunked;
+        }
+    }
 
     bool sent() const noexcept { return sent_; }
     // Asks for the connection to close after this response.
@@ -111,71 +140,92 @@ private:
 
     void send(std::string_view body, std::string_view type) {
         if (sent_) return;
-        sent_ = true;
         bool content = status_allows_body(status_);
         if (!content) body = {};
-        if (has_type_ || !content) type = {};
-        char length[24];
-        char* digits = detail::format_decimal(length + sizeof length, body.size());
-        std::string_view cl(digits, static_cast<std::size_t>(length + sizeof length - digits));
-        std::string_view reason = reason_phrase(status_);
-        std::size_t prefix = 15 + reason.size() + (has_date_ ? 0 : detail::date_cache::line_size) +
-                             (type.empty() ? 0 : type.size() + 16) + (content ? cl.size() + 18 : 0) +
-                             (close_ ? 19 : 0);
-        std::size_t fields = out_->size() - start_;
-        std::size_t bytes = prefix + 2 + (omit_body_ ? 0 : body.size());
-        out_->reserve_more(bytes);
-        char* at = out_->data() + start_;
-        if (fields != 0) std::memmove(at + prefix, at, fields);
-        char* p = write_status(at, reason);
-        if (!has_date_) p = detail::put(p, date_->line());
-        if (!type.empty()) p = detail::put(detail::put(detail::put(p, "Content-Type: "), type), "\r\n");
-        if (content) p = detail::put(detail::put(detail::put(p, "Content-Length: "), cl), "\r\n");
-        if (close_) p = detail::put(p, "Connection: close\r\n");
-        p = detail::put(p + fields, "\r\n");
-        if (!omit_body_) detail::put(p, body);
-        out_->commit(bytes);
+        std::size_t copied = omit_body_ ? 0 : body.size();
+        char* p = write_head(content ? type : std::string_view(), body.size(), content, false, copied);
+        detail::put(p, body.substr(0, copied));
+        out_->commit(copied);
     }
 
-    // "HTTP/1.1 200 OK\r\n": 15 bytes plus the reason phrase.
-    char* write_status(char* p, std::string_view reason) const noexcept {
-        p = detail::put(p, "HTTP/1.1 ");
-        p[0] = static_cast<char>('0' + status_ / 100 % 10);
-        p[1] = static_cast<char>('0' + status_ / 10 % 10);
-        p[2] = static_cast<char>('0' + status_ % 10);
-        p[3] = ' ';
-        return detail::put(detail::put(p + 4, reason), "\r\n");
+    // Writes the head in front of the fields header() already wrote, leaving `reserve` bytes
+    // of room after it; returns where the body goes.
+    char* write_head(std::string_view type, std::uint64_t length, bool with_length, bool chunked,
+                     std::size_t reserve) {
+        sent_ = true;
+        if (has_type_) type = {};
+        char line_room[24];
+        std::string_view line = status_line(line_room);
+        char length_room[24];
+        char* digits = detail::format_decimal(length_room + sizeof length_room, length);
+        std::string_view cl(digits, static_cast<std::size_t>(length_room + sizeof length_room - digits));
+        std::size_t prefix = line.size() + (has_date_ ? 0 : detail::date_cache::line_size) +
+                             (type.empty() ? 0 : type.size() + 16) + (with_length ? cl.size() + 18 : 0) +
+                             (chunked ? 28 : 0) + (close_ ? 19 : 0);
+        std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
+        out_->reserve_more(prefix + 2 + reserve);
+        char* p = out_->data() + start_;
+        if (fields != 0) std::memmove(p + prefix, p, fields);
+        p = detail::put(p, line);
+        if (!has_date_) p = detail::put(p, date_->line());
+        if (!type.empty()) p = detail::put(detail::put(detail::put(p, "Content-Type: "), type), "\r\n");
+        if (with_length) p = detail::put(detail::put(detail::put(p, "Content-Length: "), cl), "\r\n");
+        if (chunked) p = detail::put(p, "Transfer-Encoding: chunked\r\n");
+        if (close_) p = detail::put(p, "Connection: close\r\n");
+        p = detail::put(p + fields, "\r\n");
+        out_->commit(prefix + 2);
+        return p;
+    }
+
+    // The listed line, or "HTTP/1.1 NNN \r\n" (empty reason) built in room.
+    std::string_view status_line(char (&room)[24]) const noexcept {
+        std::string_view known = known_status_line(status_);
+        if (!known.empty()) return known;
+        char* p = detail::put(room, "HTTP/1.1 ");
+        detail::format_decimal(p + 3, static_cast<std::uint64_t>(status_));
+        return {room, static_cast<std::size_t>(detail::put(p + 3, " \r\n") - room)};
     }
 
     detail::byte_buffer* out_ = nullptr;
     const detail::date_cache* date_ = nullptr;
     std::size_t start_ = 0;  // where this response begins in *out_
+    body_source source_;     // set by stream(); the loop takes it
+    std::uint64_t stream_length_ = 0;
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
+    bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
     bool close_ = false;
     bool sent_ = false;
     bool has_type_ = false;
     bool has_date_ = false;
+    bool stream_chunked_ = false;
 };
 
 namespace detail {
 
-// The loop's side of response: binding to the output buffer, and rolling back what a
-// throwing handler left half-written.
+// The loop's side of response: binding to the output buffer, rolling back what a throwing
+// handler left half-written, and taking a stream's source.
 struct response_access {
-    static void start(response& r, byte_buffer& out, const date_cache& date, bool head, bool close) noexcept {
-        r = response{};
+    static void start(response& r, byte_buffer& out, const date_cache& date, bool head, bool close,
+                      bool http10 = false) noexcept {
         r.out_ = &out;
         r.date_ = &date;
         r.start_ = out.size();
+        r.source_ = nullptr;
+        r.status_ = 200;
         r.omit_body_ = head;
+        r.http10_ = http10;
         r.close_ = close;
+        r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
-        bool head = r.omit_body_, close = r.close_;
-        start(r, *r.out_, *r.date_, head, close);
+        start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
+    static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
+    static body_source take_source(response& r) noexcept { return std::move(r.source_); }
+    static std::uint64_t stream_length(const response& r) noexcept { return r.stream_length_; }
+    static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
 };
 
 } // namespace detail

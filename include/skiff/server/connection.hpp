@@ -6,6 +6,7 @@
 
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/http/request_parser.hpp"
+#include "skiff/http/response.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
 #include <cstddef>  // std::size_t
@@ -18,11 +19,19 @@ namespace skiff::detail {
 // Which deadline the connection's timer stands for.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
 
+// A response body being streamed (response::stream): allocated per streamed response only.
+struct stream_state {
+    body_source source;
+    std::uint64_t left;  // bytes still owed under Content-Length, or unknown_length
+    bool chunked;
+};
+
 // The connection derives from its timer node, so an expired node is the connection itself.
 struct connection : timer_node {
     byte_buffer in;              // an incomplete request; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
+    std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
     request_parser parser;
     connection* next_free = nullptr;
     int fd = -1;
@@ -33,6 +42,7 @@ struct connection : timer_node {
     bool linger = false;         // ... and drain unread input first
     bool lingering = false;      // write side shut; discarding input until EOF or deadline
     bool read_eof = false;       // the peer shut its side; finish writing, then close
+    bool resume = false;         // requests wait in `in` behind a stream that has ended
 };
 
 // Connections live in fixed blocks that never move, so a poller's data pointer stays valid.
@@ -51,11 +61,12 @@ public:
         c.in.release();
         c.out.release();
         c.out_sent = 0;
+        c.stream.reset();
         c.parser.reset();
         c.fd = -1;
         c.watching = 0;
         c.deadline = deadline_kind::idle;
-        c.head_seen = c.close_after = c.linger = c.lingering = c.read_eof = false;
+        c.head_seen = c.close_after = c.linger = c.lingering = c.read_eof = c.resume = false;
         c.next_free = free_;
         free_ = &c;
     }

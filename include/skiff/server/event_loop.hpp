@@ -181,7 +181,7 @@ private:
                 return set_.event_done(c);
             }
         }
-        if (ev.writable && !c.out.empty()) write_parked(c);
+        if (ev.writable && (c.watching & watch_write)) on_writable(c);
         if (c.fd >= 0 && ev.readable && (c.watching & watch_read)) on_readable(c);
         if (c.fd >= 0) set_.event_done(c);
     }
@@ -288,14 +288,13 @@ private:
             return on_eof(c, n == 0);
         }
         std::size_t len = have + static_cast<std::size_t>(n);
+        if (!fresh) c.in.resize(len);
         // A head arriving in pieces is parsed again only when a line ends in the new bytes or
         // the buffer is full, so a client sending one byte at a time costs a scan of each byte,
         // not a re-parse per byte.
         if (!fresh && !c.parser.head_complete() && len < head_capacity_ &&
-            std::memchr(buf + have, '\n', static_cast<std::size_t>(n)) == nullptr) {
-            c.in.resize(len);
+            std::memchr(buf + have, '\n', static_cast<std::size_t>(n)) == nullptr)
             return;
-        }
         serve(c, buf, len);
         keep_tail(c, buf, fresh, len);
         flush(c);
@@ -312,11 +311,12 @@ private:
     }
 
     // Parses and answers every complete request in buf[0, len), stopping after one that
-    // closes the connection. Leaves consumed_ at the end of the last request answered.
+    // closes the connection or streams its body (later requests wait for the stream to end,
+    // so responses stay in order). Leaves consumed_ at the end of the last request answered.
     void serve(conn& c, char* buf, std::size_t len) {
         std::size_t off = 0;
         request_head& head = request_access::head(req_);
-        while (off < len && !c.close_after) {
+        while (off < len && !c.close_after && !c.stream) {
             parse_result r = c.parser.parse(buf + off, len - off, head, request_access::fields(req_), limits_);
             if (r.status == parse_status::complete) {
                 respond(c);
@@ -359,7 +359,7 @@ private:
         request_head& head = request_access::head(req_);
         request_access::reset(req_);
         bool close = !head.keep_alive || stopping_;
-        response_access::start(res_, out_, date_, head.verb == method::head, close);
+        response_access::start(res_, out_, date_, head.verb == method::head, close, head.version_minor == 0);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
                          response_access::discard(res_);
@@ -367,12 +367,15 @@ private:
                      });
         if (!res_.sent()) res_.end();
         if (res_.closes_connection()) c.close_after = true;
+        if (response_access::streaming(res_))
+            c.stream.reset(new stream_state{response_access::take_source(res_), response_access::stream_length(res_),
+                                            response_access::stream_chunked(res_)});
     }
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends so that it reads the answer, not a reset.
     void answer_error(conn& c, int status) {
-        response_access::start(res_, out_, date_, false, true);
+        response_access::start(res_, out_, date_, false, true, false);
         std::string_view reason = reason_phrase(status);
         char text[64];
         std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
@@ -427,6 +430,76 @@ private:
         after_write(c);
     }
 
+    // Writable: send parked output; else produce more of a stream; else answer the requests
+    // that waited behind a finished stream.
+    void on_writable(conn& c) {
+        if (!c.out.empty()) return write_parked(c);
+        if (c.stream) return pump(c);
+        if (!c.resume) return after_write(c);
+        c.resume = false;
+        std::size_t len = c.in.size();
+        serve(c, c.in.data(), len);
+        keep_tail(c, c.in.data(), false, len);
+        flush(c);
+    }
+
+    // Sends up to a few batches of a streamed body, then yields to other connections; a
+    // short write parks the rest and the next writability continues. While a stream runs the
+    // connection is not read, so at most about one batch per connection waits in memory.
+    void pump(conn& c) {
+        for (int round = 0; round < 4; ++round) {
+            produce(c);
+            if (!c.stream) {  // the end: send it, then serve what waited behind the stream
+                c.resume = !c.in.empty();
+                return flush(c);
+            }
+            ssize_t n = send_some(c.fd, out_.data(), out_.size());
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                out_.clear();
+                return close_now(c);
+            }
+            std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
+            if (sent < out_.size()) c.out.append(out_.data() + sent, out_.size() - sent);
+            out_.clear();
+            if (!c.out.empty()) break;
+        }
+        arm(c, deadline_kind::write, opt_.write_timeout.count());
+        after_write(c);
+    }
+
+    // Appends the next piece of c's stream to out_ (chunk framing included); at the end, the
+    // last chunk, and the stream is released. A source that throws or ends short leaves the
+    // framing unfinished, so the connection closes after what was sent.
+    void produce(conn& c) {
+        stream_state& s = *c.stream;
+        std::size_t cap = s.left < scratch_size ? static_cast<std::size_t>(s.left) : scratch_size;
+        std::size_t n = 0;
+        bool failed = false;
+        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch_.data(), cap); }, [&] { failed = true; });
+        if (n > cap) n = cap;
+        if (s.chunked && n != 0) append_chunk_size(n);
+        out_.append(scratch_.data(), n);
+        if (s.chunked && n != 0) out_.append("\r\n", 2);
+        if (s.left != unknown_length) s.left -= n;
+        if (n != 0 && s.left != 0 && !failed) return;
+        bool truncated = failed || (s.left != unknown_length && s.left != 0);
+        if (s.chunked && !truncated) out_.append("0\r\n\r\n", 5);
+        if (truncated || (!s.chunked && s.left == unknown_length)) c.close_after = true;
+        c.stream.reset();
+    }
+
+    void append_chunk_size(std::size_t n) {
+        char hex[20];
+        char* p = hex + sizeof hex - 2;
+        p[0] = '\r';
+        p[1] = '\n';
+        do {
+            *--p = "0123456789abcdef"[n & 15];
+            n >>= 4;
+        } while (n != 0);
+        out_.append(p, static_cast<std::size_t>(hex + sizeof hex - p));
+    }
+
     void write_parked(conn& c) {
         ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent);
         if (n < 0) {
@@ -447,9 +520,10 @@ private:
     void after_write(conn& c) {
         std::size_t pending = c.out.size() - c.out_sent;
         if (pending != 0) {
-            bool keep_reading = pending < opt_.write_high_water && !c.close_after && !c.read_eof;
+            bool keep_reading = pending < opt_.write_high_water && !c.close_after && !c.read_eof && !c.stream;
             return set_.watch(c, static_cast<std::uint8_t>(watch_write | (keep_reading ? watch_read : 0)));
         }
+        if (c.stream || c.resume) return set_.watch(c, watch_write);  // continue on writability
         if (c.close_after) return finish(c);
         if (c.read_eof) return close_now(c);
         set_.watch(c, watch_read);
@@ -463,7 +537,7 @@ private:
     void on_eof(conn& c, bool clean) {
         if (!clean) return close_now(c);  // reset by the peer
         c.read_eof = true;
-        if (c.out.empty()) return close_now(c);
+        if (c.out.empty() && !c.stream) return close_now(c);
         set_.watch(c, watch_write);  // a half-closed client still gets what it asked for
     }
 

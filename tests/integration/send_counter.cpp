@@ -1,0 +1,69 @@
+// send(), sendmsg(), write() and writev() interposers for support/send_counter.hpp.
+#include "support/send_counter.hpp"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace {
+
+std::atomic<std::uint16_t> watched_port{0};
+std::atomic<long> writes{0};
+
+void note(int fd) {
+    std::uint16_t port = watched_port.load();
+    if (port == 0) return;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return;
+    if (peer.ss_family != AF_INET) return;
+    if (ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port) == port) ++writes;
+}
+
+template <class Fn>
+Fn next(const char* name) {
+    return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
+}
+
+} // namespace
+
+namespace skiff_test {
+void watch_writes_to(std::uint16_t client_port) {
+    writes = 0;
+    watched_port = client_port;
+}
+long counted_writes() { return writes.load(); }
+} // namespace skiff_test
+
+extern "C" {
+
+ssize_t send(int fd, const void* buf, size_t len, int flags) {
+    static auto real = next<ssize_t (*)(int, const void*, size_t, int)>("send");
+    note(fd);
+    return real(fd, buf, len, flags);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr* msg, int flags) {
+    static auto real = next<ssize_t (*)(int, const struct msghdr*, int)>("sendmsg");
+    note(fd);
+    return real(fd, msg, flags);
+}
+
+ssize_t write(int fd, const void* buf, size_t len) {
+    static auto real = next<ssize_t (*)(int, const void*, size_t)>("write");
+    note(fd);
+    return real(fd, buf, len);
+}
+
+ssize_t writev(int fd, const struct iovec* iov, int count) {
+    static auto real = next<ssize_t (*)(int, const struct iovec*, int)>("writev");
+    note(fd);
+    return real(fd, iov, count);
+}
+
+} // extern "C"
