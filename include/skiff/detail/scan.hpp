@@ -7,6 +7,7 @@
 #include "skiff/detail/ascii.hpp"
 #include "skiff/http/parse_types.hpp"
 
+#include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
 
 #if defined(__SSE2__)
@@ -88,6 +89,15 @@ inline std::string_view trim_ows(std::string_view s) noexcept {
     while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
     while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
     return s;
+}
+
+// [p, end) cut to at most n bytes: the window a limit allows a parser to look at.
+inline const char* cap(const char* p, const char* end, std::size_t n) noexcept {
+    return static_cast<std::size_t>(end - p) > n ? p + n : end;
+}
+
+inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
+    return a > static_cast<std::size_t>(-1) - b ? static_cast<std::size_t>(-1) : a + b;
 }
 
 // CRLF at p: complete (p advanced), incomplete, or bad_request for anything else.

@@ -86,20 +86,23 @@ inline parse_status parse_request_line(const char*& pos, const char* end, reques
 inline parse_result parse_head(const char* buf, std::size_t len, request_head& h, header_field* fields,
                                const parse_limits& limits) noexcept {
     const char* p = buf;
-    const char* end = buf + len;
     h = request_head{};
     h.fields = fields;
-    parse_status s = detail::skip_empty_lines(p, end);
-    if (s == parse_status::complete) s = detail::parse_request_line(p, end, h);
+    // The request line, any empty lines before it included, must end (CRLF too) within
+    // max_request_line + 2 bytes. Only that window is parsed, so the answer depends on those
+    // bytes alone and any split of the stream gives the same one: a line still open where
+    // the window ends is 414, whatever bytes (good or bad) follow.
+    std::size_t window = detail::saturating_add(limits.max_request_line, 2);
+    const char* line_end = detail::cap(p, buf + len, window);
+    parse_status s = detail::skip_empty_lines(p, line_end);
+    if (s == parse_status::complete) s = detail::parse_request_line(p, line_end, h);
     if (s != parse_status::complete) {
-        bool line_too_long = len > limits.max_request_line;
-        if (s == parse_status::incomplete && line_too_long) s = parse_status::uri_too_long;
+        if (s == parse_status::incomplete && len >= window) s = parse_status::uri_too_long;
         return {s, 0};
     }
-    if (static_cast<std::size_t>(p - buf) > limits.max_request_line + 2) return {parse_status::uri_too_long, 0};
     detail::field_facts facts;
     facts.host_from_target = !h.host.empty();
-    s = detail::parse_fields(p, end, h, fields, limits, facts);
+    s = detail::parse_fields(p, buf + len, h, fields, limits, facts);
     if (s == parse_status::complete) s = detail::check_fields(h, facts);
     return {s, s == parse_status::complete ? static_cast<std::size_t>(p - buf) : 0};
 }
