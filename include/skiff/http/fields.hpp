@@ -98,6 +98,13 @@ inline bool note_connection(std::string_view item, field_facts& f) noexcept {
     return true;
 }
 
+// RFC 9110 §10.1.1: Expect = #expectation, and 100-continue is the only one defined. An
+// empty element asks for nothing (§5.6.1), so "Expect:" alone is not a 417.
+inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
+    (iequals_lower(item, "100-continue") ? f.expect_continue : f.expect_other) = true;
+    return true;
+}
+
 inline parse_status note_host(std::string_view v, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
     for (char c : v)
@@ -124,9 +131,8 @@ inline parse_status note_field(const header_field& fld, request_head& h, field_f
         if (iequals_lower(n, "host")) return note_host(fld.value, h, f);
         break;
     case 6:
-        if (iequals_lower(n, "expect")) {
-            (iequals_lower(fld.value, "100-continue") ? f.expect_continue : f.expect_other) = true;
-        }
+        if (iequals_lower(n, "expect"))
+            for_each_list_item(fld.value, [&](std::string_view i) { return note_expectation(i, f); });
         break;
     case 10:
         if (iequals_lower(n, "connection"))
@@ -149,29 +155,25 @@ inline parse_status note_field(const header_field& fld, request_head& h, field_f
 }
 
 // Field lines up to and including the empty line, p advanced past it.
+// RFC 9110 §15.5.20: the section, its final CRLF included, must fit in max_header_bytes
+// (431). As for the request line, only that window is parsed, so the answer depends on its
+// bytes alone and any split of the stream gives the same one.
 inline parse_status parse_fields(const char*& pos, const char* end, request_head& h, header_field* fields,
                                  const parse_limits& limits, field_facts& facts) noexcept {
-    const char* start = pos;
+    const char* window = cap(pos, end, limits.max_header_bytes);
     const char* p = pos;
-    auto too_big = [&] { return static_cast<std::size_t>(p - start) > limits.max_header_bytes; };
-    for (;;) {
-        if (p == end) return too_big() ? parse_status::fields_too_large : parse_status::incomplete;
-        if (*p == '\r' || *p == '\n') break;
+    parse_status s = parse_status::complete;
+    while (s == parse_status::complete && p != window && *p != '\r' && *p != '\n') {
         if (h.field_count == limits.max_headers) return parse_status::fields_too_large;
         header_field& f = fields[h.field_count];
-        parse_status s = parse_field_line(p, end, f);
-        if (s == parse_status::incomplete) {
-            p = end;
-            return too_big() ? parse_status::fields_too_large : parse_status::incomplete;
-        }
-        if (s != parse_status::complete) return s;
-        if (too_big()) return parse_status::fields_too_large;
+        s = parse_field_line(p, window, f);
+        if (s != parse_status::complete) break;
         ++h.field_count;
         s = note_field(f, h, facts);
-        if (s != parse_status::complete) return s;
     }
-    parse_status s = expect_crlf(p, end);
-    if (s == parse_status::complete && too_big()) return parse_status::fields_too_large;
+    if (s == parse_status::complete) s = expect_crlf(p, window);
+    if (s == parse_status::incomplete && static_cast<std::size_t>(window - pos) == limits.max_header_bytes)
+        return parse_status::fields_too_large;  // still open where the window ends
     if (s == parse_status::complete) pos = p;
     return s;
 }
