@@ -52,7 +52,8 @@ private:
         trailer_lf, end_lf
     };
 
-    // Longest size line (digits and extensions) accepted: extensions are rare and never big.
+    // Longest size line accepted, every byte before its CRLF counted (digits, ';' and
+    // extensions): extensions are rare and never big.
     static constexpr std::uint32_t max_size_line = 4096;
 
     std::size_t copy_data(char* body, std::size_t src, std::size_t len) noexcept {
@@ -71,7 +72,6 @@ private:
         case state::size_lf: return size_end(c, limits);
         case state::data_cr: return expect(c, '\r', state::data_lf);
         case state::data_lf: return expect(c, '\n', state::size);
-        case state::end_lf: return c == '\n' ? parse_status::complete : parse_status::bad_request;
         default: return trailer_char(c, limits);
         }
     }
@@ -91,7 +91,10 @@ private:
             return ++line_ > max_size_line ? parse_status::bad_request : parse_status::incomplete;
         }
         if (line_ == 0) return parse_status::bad_request;  // no digits (or whitespace before them)
-        if (c == ';') { state_ = state::ext; return parse_status::incomplete; }
+        if (c == ';') {
+            state_ = state::ext;
+            return ++line_ > max_size_line ? parse_status::bad_request : parse_status::incomplete;
+        }
         if (c == '\r') { state_ = state::size_lf; return parse_status::incomplete; }
         return parse_status::bad_request;  // whitespace, or anything else, after the digits
     }
@@ -112,10 +115,13 @@ private:
         return parse_status::incomplete;
     }
 
-    // trailer-section = *( field-line CRLF ) CRLF; line_ counts all trailer bytes.
+    // trailer-section = *( field-line CRLF ) CRLF. line_ counts every byte of it, the final
+    // CRLF included, as the head's section is counted against the same limit (431).
     parse_status trailer_char(char c, const parse_limits& limits) noexcept {
         if (++line_ > limits.max_header_bytes) return parse_status::fields_too_large;
         switch (state_) {
+        case state::end_lf:
+            return c == '\n' ? parse_status::complete : parse_status::bad_request;
         case state::trailer_start:
             if (c == '\r') { state_ = state::end_lf; return parse_status::incomplete; }
             if (!detail::is_tchar(c)) return parse_status::bad_request;  // obs-fold, empty name
