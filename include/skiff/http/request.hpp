@@ -61,7 +61,10 @@ public:
     bool has_query(std::string_view key) { return has_pair(queries(), key); }
     // Every key=value pair of the query string, decoded, in order.
     const std::vector<query_pair>& queries() {
-        if (!query_parsed_) decode_pairs(head_.query, arena_, query_pairs_);
+        if (!query_parsed_) {
+            reserve_arena();
+            decode_pairs(head_.query, arena_, query_pairs_);
+        }
         query_parsed_ = true;
         return query_pairs_;
     }
@@ -72,7 +75,7 @@ public:
     const std::vector<query_pair>& form_pairs() {
         if (!form_parsed_) {
             form_arena_.clear();
-            form_arena_.reserve(head_.body.size());
+            if (form_arena_.capacity() < head_.body.size()) form_arena_.reserve(head_.body.size());
             decode_pairs(head_.body, form_arena_, form_pairs_);
         }
         form_parsed_ = true;
@@ -99,8 +102,17 @@ private:
         return false;
     }
 
-    // Appends the decoded keys and values to arena, whose capacity must already hold them all
-    // (decoding never lengthens), so earlier views stay valid.
+    // arena_ holds the decoded parameters and query of one request. Decoding never lengthens,
+    // so room for the raw path and query holds them all; it is taken before the first write
+    // (init() takes it once for the largest request line), and no later write moves the bytes
+    // earlier views point at.
+    void reserve_arena() {
+        std::size_t need = head_.path.size() + head_.query.size();
+        if (arena_.empty() && arena_.capacity() < need) arena_.reserve(need);
+    }
+
+    // Appends the decoded keys and values to arena, whose capacity must already hold them all,
+    // so earlier views stay valid.
     static void decode_pairs(std::string_view raw, std::string& arena, std::vector<query_pair>& out) {
         out.clear();
         for_each_pair(raw, [&](std::string_view k, std::string_view v) {
@@ -148,13 +160,14 @@ struct request_access {
     }
 
     // Percent-decodes the matched parameters in place of their raw views. False: an invalid
-    // escape (answer 400).
-    static bool decode_params(request& r) noexcept {
+    // escape (answer 400). Allocates only for a request that init() did not size.
+    static bool decode_params(request& r) {
         for (std::size_t i = 0; i < r.params_.count; ++i) {
             std::string_view raw = r.params_.items[i].value;
             if (raw.find('%') == std::string_view::npos) continue;
+            r.reserve_arena();
             std::size_t at = r.arena_.size();
-            r.arena_.resize(at + raw.size());  // within the reserved capacity: no allocation
+            r.arena_.resize(at + raw.size());  // within the reserved capacity
             std::size_t n = percent_decode(raw, &r.arena_[at]);
             if (n == invalid_escape) return false;
             r.arena_.resize(at + n);
