@@ -1,15 +1,29 @@
 // The route trie: one node per path segment, built at start-up, searched without allocating.
 //
 // Patterns are split on '/': "/users/:id/files/*rest" is the static segment "users", the
-// parameter "id", the static "files" and the wildcard "rest" (the remainder of the path,
-// possibly empty; only last). "/" is the one empty segment, so "/users" and "/users/" are
-// different routes. Matching is on the raw path: "%2F" inside a segment does not split it.
+// parameter "id", the static "files" and the wildcard "rest". A segment that starts with ':'
+// is a parameter: it matches one non-empty segment. One that starts with '*' is a wildcard:
+// it matches the rest of the path, '/' included, possibly empty, and must be last.
 //
-// Precedence at each segment is static, then parameter, then wildcard, whatever the order of
-// registration; when a branch dead-ends deeper down, the search backtracks and tries the next
-// kind (iteratively, with a fixed-size stack: a route has at most max_route_depth segments).
-// A branch only counts as a match if it has a handler for the method, so "GET /users/new"
-// and "POST /users/:id" both work for their methods.
+// The rules a user sees (README, "Routing"):
+//  - Matching is on the raw path, byte for byte: "%2F" inside a segment does not split it,
+//    and "/a%20b" matches the static "/a%20b", not "/a b". Parameter values are handed over
+//    raw here; the request percent-decodes them before the handler runs.
+//  - A trailing slash is part of the path: "/users" and "/users/" are different routes, as
+//    are "/a/b" and "/a//b" (an empty segment is a segment). router::set_trailing_slash()
+//    can register every route under both spellings instead (see router.hpp). A wildcard
+//    matches what follows its slash: "/files/*p" matches "/files/" (p empty), not "/files".
+//  - Precedence at each segment is static, then parameter, then wildcard, whatever the
+//    order of registration. When a branch dead-ends deeper down, or its route has no handler
+//    for the method, the search backtracks and tries the next kind, so "GET /users/new" and
+//    "POST /users/:id" both work for their methods. HEAD is served by GET where no HEAD
+//    handler is registered on the same node (RFC 9110 §9.3.2).
+//  - Registration fails, naming both patterns, for the same (method, pattern) twice and for
+//    two parameter (or wildcard) names at one position: otherwise the name a handler sees
+//    would depend on which route matched.
+//
+// The search is an iterative depth-first walk with a fixed stack (max_route_depth segments),
+// so a hostile path costs at most a few steps per route segment and never recurses.
 #ifndef SKIFF_ROUTER_TRIE_HPP
 #define SKIFF_ROUTER_TRIE_HPP
 
@@ -17,11 +31,11 @@
 
 #include <array>        // std::array for method slots and the search stack
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t, std::uint16_t
+#include <cstdint>      // std::uint32_t, std::uint16_t, std::uint8_t
 #include <cstring>      // std::memcmp
 #include <string>       // std::string for labels and error messages (start-up only)
 #include <string_view>  // std::string_view
-#include <utility>      // std::move
+#include <utility>      // std::pair
 #include <vector>       // std::vector for nodes (start-up only)
 
 namespace skiff {
@@ -31,7 +45,7 @@ inline constexpr std::size_t max_route_depth = 32;
 
 struct route_param {
     std::string_view name;
-    std::string_view value;  // raw: the request decodes it
+    std::string_view value;  // raw in the trie; percent-decoded once the request has it
 };
 
 struct route_params {
@@ -50,17 +64,24 @@ struct trie_child {
     std::uint32_t node;
 };
 
+// What the search reads. The error-message bookkeeping lives apart (trie_notes), so a node
+// spans fewer cache lines: the GitHub route set walks about 300 of them.
 struct trie_node {
     std::vector<trie_child> statics;
     std::vector<std::uint32_t> hash_table;  // index into statics + 1, when statics is large
     std::uint32_t param = 0;                 // child node index, 0 when none (0 is the root)
     std::uint32_t wildcard = 0;
-    std::string name;                        // parameter or wildcard name
-    std::string origin;                      // first pattern that created this param/wildcard
+    std::string name;                        // of the parameter or wildcard this node is
     std::array<std::uint32_t, known_method_count> slots{};  // handler index + 1, 0 when none
-    std::vector<std::pair<std::string, std::uint32_t>> others;  // extension methods
-    std::array<std::string, known_method_count> slot_patterns;  // for conflict messages
+    std::vector<std::pair<std::string, std::uint32_t>> others;  // extension methods, in order
     method_mask methods = 0;
+};
+
+// Which pattern (as the user wrote it) created a parameter node or filled a slot.
+struct trie_notes {
+    std::string origin;
+    std::array<std::string, known_method_count> slot_patterns;
+    std::vector<std::string> other_patterns;  // parallel to trie_node::others
 };
 
 // Hash of a segment for the static-children table: length and three bytes, enough to spread
@@ -83,26 +104,70 @@ struct trie_match {
     method_mask allowed = 0;
 };
 
+enum class segment_kind : std::uint8_t { literal, param, wildcard };
+
+inline segment_kind kind_of(std::string_view seg) noexcept {
+    if (seg.empty()) return segment_kind::literal;
+    if (seg.front() == ':') return segment_kind::param;
+    return seg.front() == '*' ? segment_kind::wildcard : segment_kind::literal;
+}
+
+// Calls fn(segment, last) for each segment of a pattern that starts with '/', until fn
+// returns false. "/" is one empty segment.
+template <class Fn>
+void for_each_segment(std::string_view pattern, Fn fn) {
+    std::string_view rest = pattern.substr(1);
+    for (;;) {
+        std::size_t slash = rest.find('/');
+        if (!fn(rest.substr(0, slash), slash == std::string_view::npos) || slash == std::string_view::npos) return;
+        rest.remove_prefix(slash + 1);
+    }
+}
+
 class route_trie {
 public:
-    route_trie() : nodes_(1) {}
+    route_trie() : nodes_(1), notes_(1) {}
 
-    // Adds (method, pattern) -> index. Returns an error message naming the cause (and the
-    // earlier pattern it conflicts with), or an empty string on success.
+    // Adds (method, pattern) -> index, or returns why not (the trie is then unchanged).
     std::string insert(std::string_view method_name, std::string_view pattern, std::uint32_t index) {
+        std::string err = check(method_name, pattern);
+        if (err.empty()) add(method_name, pattern, index, pattern);
+        return err;
+    }
+
+    // Why insert(method, pattern) would fail, naming both patterns for a conflict; "" if it
+    // would succeed. Changes nothing, so several inserts can be checked before any is made.
+    std::string check(std::string_view method_name, std::string_view pattern) const {
         std::string err = check_pattern(pattern);
         if (!err.empty()) return err;
         std::uint32_t at = 0;
-        std::string_view rest = pattern.substr(1);
-        for (;;) {
-            std::size_t slash = rest.find('/');
-            std::string_view seg = rest.substr(0, slash);
-            err = descend(at, seg, pattern);
-            if (!err.empty()) return err;
-            if (slash == std::string_view::npos) break;
-            rest.remove_prefix(slash + 1);
-        }
-        return set_slot(nodes_[at], method_name, pattern, index);
+        for_each_segment(pattern, [&](std::string_view seg, bool) {
+            segment_kind kind = kind_of(seg);
+            std::uint32_t next = kind == segment_kind::literal ? find_static(nodes_[at], seg)
+                                 : kind == segment_kind::param ? nodes_[at].param
+                                                               : nodes_[at].wildcard;
+            if (next != 0 && kind != segment_kind::literal && nodes_[next].name != seg.substr(1))
+                err = "route '" + std::string(pattern) + "' conflicts with '" + notes_[next].origin +
+                      "': different parameter names at the same position";
+            at = next;
+            return err.empty() && next != 0;  // past a missing node everything is new
+        });
+        if (!err.empty() || at == 0) return err;
+        const std::string* earlier = registered(at, method_name);
+        if (earlier == nullptr) return {};
+        std::string m(method_name);
+        return "route " + m + " '" + std::string(pattern) + "' conflicts with " + m + " '" + *earlier + "'";
+    }
+
+    // Adds a route that check() accepted. `shown` is the pattern to name in later conflicts
+    // (the router passes the user's spelling for a route it derived from it).
+    void add(std::string_view method_name, std::string_view pattern, std::uint32_t index, std::string_view shown) {
+        std::uint32_t at = 0;
+        for_each_segment(pattern, [&](std::string_view seg, bool) {
+            at = child_or_new(at, seg, shown);
+            return true;
+        });
+        set_slot(at, method_name, index, shown);
     }
 
     // Finds the route for (verb, path); params receives the raw values of the matched route.
@@ -118,9 +183,14 @@ public:
         return m;
     }
 
-    // Calls fn(name) for each extension method of the routes matching path (for Allow).
+    // Calls fn(name) for each extension method of the routes matching path, or of every route
+    // for "*" (for Allow).
     template <class Fn>
     void for_each_other_method(std::string_view path, Fn fn) const {
+        if (path == "*") {
+            for (const std::string& name : other_names_) fn(std::string_view(name));
+            return;
+        }
         route_params scratch;
         visit(path, scratch, [&](const trie_node& n) {
             for (const auto& o : n.others) fn(std::string_view(o.first));
@@ -128,14 +198,9 @@ public:
         });
     }
 
-    method_mask all_methods() const noexcept {
-        method_mask all = 0;
-        for (const trie_node& n : nodes_) all |= n.methods;
-        return all;
-    }
+    method_mask all_methods() const noexcept { return all_methods_; }
 
 private:
-
     // Depth-first over the nodes that match all of path, in precedence order, calling
     // on_match(node) for each node with handlers until it returns true. params holds the
     // values of the branch being tried, so on success it describes the match.
@@ -149,7 +214,7 @@ private:
             std::uint8_t stage;     // next kind of child to try: 0 static, 1 param, 2 wildcard
             std::uint8_t nparams;
         };
-        std::array<frame, max_route_depth + 2> stack;
+        std::array<frame, max_route_depth + 2> stack;  // a trie is at most max_route_depth deep
         std::size_t top = 0;
         const auto size = static_cast<std::uint32_t>(path.size());
         stack[0] = {0, 1, seg_end(path, 1), 0, 0};
@@ -223,63 +288,67 @@ private:
         }
     }
 
-    static std::string check_pattern(std::string_view pattern) {
-        if (pattern.empty() || pattern.front() != '/') return "route pattern must start with '/': '" + std::string(pattern) + "'";
-        std::size_t depth = 0, params = 0;
-        std::vector<std::string_view> names;
-        std::string_view rest = pattern.substr(1);
-        for (;;) {
-            std::size_t slash = rest.find('/');
-            std::string_view seg = rest.substr(0, slash);
-            if (++depth > max_route_depth) return "route pattern has more than 32 segments: '" + std::string(pattern) + "'";
-            if (!seg.empty() && (seg.front() == ':' || seg.front() == '*')) {
-                std::string_view name = seg.substr(1);
-                if (name.empty()) return "route parameter without a name in '" + std::string(pattern) + "'";
-                if (seg.front() == '*' && slash != std::string_view::npos)
-                    return "wildcard must be the last segment in '" + std::string(pattern) + "'";
-                for (auto n : names)
-                    if (n == name) return "parameter '" + std::string(name) + "' appears twice in '" + std::string(pattern) + "'";
-                names.push_back(name);
-                if (++params > max_route_params) return "route pattern has more than 16 parameters: '" + std::string(pattern) + "'";
-            }
-            if (slash == std::string_view::npos) return {};
-            rest.remove_prefix(slash + 1);
+    // The pattern registered for method at node `at`, or nullptr.
+    const std::string* registered(std::uint32_t at, std::string_view method_name) const noexcept {
+        method verb = method_from(method_name);
+        if (verb != method::other) {
+            auto i = static_cast<std::size_t>(verb);
+            return nodes_[at].slots[i] != 0 ? &notes_[at].slot_patterns[i] : nullptr;
         }
+        for (std::size_t i = 0; i < nodes_[at].others.size(); ++i)
+            if (nodes_[at].others[i].first == method_name) return &notes_[at].other_patterns[i];
+        return nullptr;
     }
 
-    // Moves `at` to the child for seg, creating it. Two parameters (or wildcards) with
-    // different names at one position would make the name a handler sees depend on which
-    // route matched first: rejected.
-    std::string descend(std::uint32_t& at, std::string_view seg, std::string_view pattern) {
-        bool param = !seg.empty() && seg.front() == ':';
-        bool wild = !seg.empty() && seg.front() == '*';
-        if (!param && !wild) {
+    static std::string check_pattern(std::string_view pattern) {
+        auto quoted = [&] { return " '" + std::string(pattern) + "'"; };
+        if (pattern.empty() || pattern.front() != '/') return "route pattern must start with '/':" + quoted();
+        std::string err;
+        std::size_t depth = 0;
+        std::array<std::string_view, max_route_params> names;
+        std::size_t params = 0;
+        for_each_segment(pattern, [&](std::string_view seg, bool last) {
+            if (++depth > max_route_depth) err = "route pattern has more than 32 segments:" + quoted();
+            segment_kind kind = kind_of(seg);
+            if (!err.empty() || kind == segment_kind::literal) return err.empty();
+            std::string_view name = seg.substr(1);
+            if (name.empty()) err = "route parameter without a name in" + quoted();
+            else if (kind == segment_kind::wildcard && !last) err = "wildcard must be the last segment in" + quoted();
+            else if (params == max_route_params) err = "route pattern has more than 16 parameters:" + quoted();
+            for (std::size_t i = 0; i < params && err.empty(); ++i)
+                if (names[i] == name) err = "parameter '" + std::string(name) + "' appears twice in" + quoted();
+            if (err.empty()) names[params++] = name;
+            return err.empty();
+        });
+        return err;
+    }
+
+    // The child of `at` for seg, created if missing. check() has ruled out a parameter name
+    // that differs from the one already there.
+    std::uint32_t child_or_new(std::uint32_t at, std::string_view seg, std::string_view shown) {
+        segment_kind kind = kind_of(seg);
+        if (kind == segment_kind::literal) {
             std::uint32_t c = find_static(nodes_[at], seg);
-            if (c == 0) c = add_static(at, seg);
-            at = c;
-            return {};
+            return c != 0 ? c : add_static(at, seg);
         }
-        std::uint32_t child = param ? nodes_[at].param : nodes_[at].wildcard;
-        std::string_view name = seg.substr(1);
-        if (child != 0) {
-            if (nodes_[child].name != name)
-                return "route '" + std::string(pattern) + "' conflicts with '" + nodes_[child].origin +
-                       "': different parameter names at the same position";
-            at = child;
-            return {};
-        }
-        auto idx = static_cast<std::uint32_t>(nodes_.size());
-        nodes_.emplace_back();
-        nodes_.back().name = std::string(name);
-        nodes_.back().origin = std::string(pattern);
+        bool param = kind == segment_kind::param;
+        std::uint32_t existing = param ? nodes_[at].param : nodes_[at].wildcard;
+        if (existing != 0) return existing;
+        auto idx = new_node();  // may move nodes_: no reference into it is held across this
+        nodes_[idx].name = std::string(seg.substr(1));
+        notes_[idx].origin = std::string(shown);
         (param ? nodes_[at].param : nodes_[at].wildcard) = idx;
-        at = idx;
-        return {};
+        return idx;
+    }
+
+    std::uint32_t new_node() {
+        nodes_.emplace_back();
+        notes_.emplace_back();
+        return static_cast<std::uint32_t>(nodes_.size() - 1);
     }
 
     std::uint32_t add_static(std::uint32_t at, std::string_view seg) {
-        auto idx = static_cast<std::uint32_t>(nodes_.size());
-        nodes_.emplace_back();
+        auto idx = new_node();
         trie_node& n = nodes_[at];
         n.statics.push_back({std::string(seg), idx});
         if (n.statics.size() > linear_children) rebuild_hash(n);
@@ -298,31 +367,30 @@ private:
         }
     }
 
-    static std::string set_slot(trie_node& n, std::string_view name, std::string_view pattern, std::uint32_t index) {
+    void set_slot(std::uint32_t at, std::string_view name, std::uint32_t index, std::string_view shown) {
+        trie_node& n = nodes_[at];
         method verb = method_from(name);
-        std::string* earlier = nullptr;
+        method_mask bit = other_bit;
         if (verb == method::other) {
-            for (auto& o : n.others)
-                if (o.first == name) return duplicate(name, pattern);
             n.others.emplace_back(std::string(name), index + 1);
-            n.methods |= other_bit;
-            return {};
+            notes_[at].other_patterns.emplace_back(shown);
+            bool known = false;
+            for (const std::string& o : other_names_) known = known || o == name;
+            if (!known) other_names_.emplace_back(name);
+        } else {
+            auto i = static_cast<std::size_t>(verb);
+            n.slots[i] = index + 1;
+            notes_[at].slot_patterns[i] = std::string(shown);
+            bit = static_cast<method_mask>(1u << i);
         }
-        auto i = static_cast<std::size_t>(verb);
-        earlier = &n.slot_patterns[i];
-        if (n.slots[i] != 0) return "route " + std::string(name) + " '" + std::string(pattern) +
-                                    "' conflicts with " + std::string(name) + " '" + *earlier + "'";
-        n.slots[i] = index + 1;
-        *earlier = std::string(pattern);
-        n.methods |= static_cast<method_mask>(1u << i);
-        return {};
-    }
-
-    static std::string duplicate(std::string_view name, std::string_view pattern) {
-        return "route " + std::string(name) + " '" + std::string(pattern) + "' is registered twice";
+        n.methods |= bit;
+        all_methods_ |= bit;
     }
 
     std::vector<trie_node> nodes_;
+    std::vector<trie_notes> notes_;         // parallel to nodes_
+    std::vector<std::string> other_names_;  // every extension method, in registration order
+    method_mask all_methods_ = 0;
 };
 
 } // namespace detail
