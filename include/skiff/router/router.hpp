@@ -1,7 +1,23 @@
-// The router a server owns: handlers by (method, pattern) over the trie, and the answers
-// HTTP requires when no handler fits: 404, 405 with Allow, 204 with Allow for OPTIONS, HEAD
-// served by the GET handler (the response then omits the body). Built before serving; const
-// and shared by every loop afterwards.
+// The router a server owns: handlers by (method, pattern) over the trie (trie.hpp states the
+// matching rules), and the answers HTTP requires when no handler fits:
+//  - no route matches the path: 404 (on_not_found() replaces the body);
+//  - routes match the path, none for this method: 405 with Allow (RFC 9110 §15.5.6;
+//    on_method_not_allowed() replaces the body);
+//  - OPTIONS with no OPTIONS handler: 204 with Allow (RFC 9110 §9.3.7); "OPTIONS *" lists
+//    every method some route accepts;
+//  - HEAD with no HEAD handler: the GET handler runs, and the response omits the body.
+// Allow lists the methods in a fixed order (GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS,
+// CONNECT, TRACE, then extension methods in registration order): HEAD wherever GET is, and
+// OPTIONS always, since the router answers it.
+//
+// Trailing slash: "/users" and "/users/" are different routes unless set_trailing_slash(
+// trailing_slash::either) was called before the first route; then every route is registered
+// under both spellings at start-up (a wildcard route as it is: it matches the slash already),
+// so the lookup costs nothing more and nothing redirects.
+//
+// Built before serving; const and shared by every loop afterwards. serve() allocates nothing
+// beyond what a handler does: parameters decode into the request's arena, and Allow is built
+// in fixed room.
 #ifndef SKIFF_ROUTER_ROUTER_HPP
 #define SKIFF_ROUTER_ROUTER_HPP
 
@@ -13,12 +29,13 @@
 #include "skiff/router/trie.hpp"
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t
+#include <cstdint>      // std::uint32_t, std::uint8_t
 #include <cstdio>       // std::fprintf for the -fno-exceptions registration failure
 #include <cstdlib>      // std::abort
+#include <cstring>      // std::memcpy
 #include <functional>   // std::function: the handler type
 #include <stdexcept>    // std::invalid_argument
-#include <string>       // std::string for Allow and errors (start-up and error paths only)
+#include <string>       // std::string for errors (start-up only) and a long Allow
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 #include <vector>       // std::vector of handlers
@@ -32,6 +49,11 @@ struct route_error : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+enum class trailing_slash : std::uint8_t {
+    distinct,  // "/a" and "/a/" are different routes (the default)
+    either,    // each route also answers under its other spelling
+};
+
 namespace detail {
 #if SKIFF_HAS_EXCEPTIONS
 [[noreturn]] inline void fail_registration(const std::string& why) { throw route_error(why); }
@@ -41,6 +63,38 @@ namespace detail {
     std::abort();
 }
 #endif // SKIFF_HAS_EXCEPTIONS
+
+// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
+// it should not cost an allocation. Only extension methods past the room spill into a string.
+class allow_list {
+public:
+    void add(std::string_view m) {
+        if (listed(m)) return;
+        if (size_ != 0) append(", ");
+        append(m);
+    }
+    std::string_view value() const noexcept {
+        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
+    }
+
+private:
+    bool listed(std::string_view m) const noexcept {
+        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
+    }
+    void append(std::string_view s) {
+        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
+            std::memcpy(room_ + size_, s.data(), s.size());
+        } else {
+            if (spill_.empty()) spill_.assign(room_, size_);
+            spill_ += s;
+        }
+        size_ += s.size();
+    }
+
+    char room_[192];  // all nine known methods take 58
+    std::size_t size_ = 0;
+    std::string spill_;
+};
 } // namespace detail
 
 class router {
@@ -52,15 +106,31 @@ public:
         if (!err.empty()) detail::fail_registration(err);
     }
 
-    // As add(), but returns the error message instead ("" on success).
+    // As add(), but returns the error message instead ("" on success). A refused route
+    // changes nothing.
     std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
         if (method_name.empty()) return "empty method name";
         for (char c : method_name)
             if (!detail::is_tchar(c)) return "invalid method name '" + std::string(method_name) + "'";
+        std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
+        std::string err = trie_.check(method_name, pattern);
+        if (err.empty() && !twin.empty()) {
+            err = trie_.check(method_name, twin);
+            if (!err.empty())
+                err += " (with trailing_slash::either, '" + std::string(pattern) + "' is also '" + twin + "')";
+        }
+        if (!err.empty()) return err;
         auto index = static_cast<std::uint32_t>(handlers_.size());
-        std::string err = trie_.insert(method_name, pattern, index);
-        if (err.empty()) handlers_.push_back(std::move(h));
-        return err;
+        trie_.add(method_name, pattern, index, pattern);
+        if (!twin.empty()) trie_.add(method_name, twin, index, pattern);
+        handlers_.push_back(std::move(h));
+        return {};
+    }
+
+    // How a trailing slash matches (see the file comment). Call it before the first route.
+    void set_trailing_slash(trailing_slash rule) {
+        if (!handlers_.empty()) detail::fail_registration("set_trailing_slash() must come before the first route");
+        slash_ = rule;
     }
 
     // Custom answers for unknown paths and wrong methods; the status (404, 405) and, for 405,
@@ -68,7 +138,7 @@ public:
     void on_not_found(handler h) { not_found_ = std::move(h); }
     void on_method_not_allowed(handler h) { not_allowed_ = std::move(h); }
 
-    // Answers req: runs the matching handler, or writes the 404/405/OPTIONS response.
+    // Answers req: runs the matching handler, or writes the 400/404/405/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
     void serve(request& req, response& res) const {
         route_params& params = detail::request_access::params(req);
@@ -77,50 +147,62 @@ public:
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
             return handlers_[m.handler - 1](req, res);
         }
-        if (m.allowed == 0 && !(req.path() == "*" && req.verb() == method::options)) {
+        params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
+        bool asterisk = req.verb() == method::options && req.path() == "*";
+        if (m.allowed == 0 && !asterisk) {
             res.status(404);
             return not_found_ ? not_found_(req, res) : res.text("Not Found\n");
         }
-        detail::method_mask allowed = m.allowed == 0 ? trie_.all_methods() : m.allowed;
-        res.header("Allow", allow_value(allowed, req.path()));
-        if (req.verb() == method::options) return res.status(204).end();  // RFC 9110 §9.3.7
+        write_allow(res, asterisk ? trie_.all_methods() : m.allowed, req.path());
+        if (req.verb() == method::options) return res.status(204).end();
         res.status(405);
         return not_allowed_ ? not_allowed_(req, res) : res.text("Method Not Allowed\n");
+    }
+
+    // The handler for (method, path) and the raw (not yet decoded) parameter values, or
+    // nullptr when serve() would answer 404, 405 or the automatic OPTIONS. HEAD finds the GET
+    // handler. Allocation-free.
+    const handler* match(method verb, std::string_view method_name, std::string_view path,
+                         route_params& params) const noexcept {
+        std::uint32_t h = trie_.search(verb, method_name, path, params).handler;
+        return h == 0 ? nullptr : &handlers_[h - 1];
     }
 
     // True when some handler would serve (method, path); used before reading a body.
     bool has_route(method verb, std::string_view method_name, std::string_view path) const noexcept {
         route_params scratch;
-        return trie_.search(verb, method_name, path, scratch).handler != 0;
+        return match(verb, method_name, path, scratch) != nullptr;
     }
 
     std::size_t size() const noexcept { return handlers_.size(); }
 
 private:
-    // "GET, HEAD, POST, OPTIONS": registered methods, HEAD wherever GET is, OPTIONS always.
-    // An error path only, so it may build a string.
-    std::string allow_value(detail::method_mask allowed, std::string_view path) const {
-        std::string v;
-        auto add = [&](std::string_view m) {
-            bool listed = false;
-            detail::for_each_list_item(v, [&](std::string_view item) { return !(listed = item == m); });
-            if (listed) return;
-            if (!v.empty()) v += ", ";
-            v += m;
-        };
-        auto bit = [&](method m) { return (allowed >> static_cast<unsigned>(m)) & 1u; };
+    // "/a" <-> "/a/". None for "/" (its other spelling is no path) or for a pattern ending in a
+    // wildcard, which matches a trailing slash already; a bad pattern is left to check().
+    static std::string other_spelling(std::string_view p) {
+        if (p.size() < 2 || p.front() != '/') return {};
+        if (p.back() == '/') return std::string(p.substr(0, p.size() - 1));
+        if (p[p.rfind('/') + 1] == '*') return {};
+        return std::string(p) + '/';
+    }
+
+    void write_allow(response& res, detail::method_mask allowed, std::string_view path) const {
+        detail::allow_list allow;
+        auto has = [&](method m) { return ((allowed >> static_cast<unsigned>(m)) & 1u) != 0; };
         for (std::size_t i = 0; i < known_method_count; ++i) {
             auto m = static_cast<method>(i);
-            if (bit(m) || (m == method::head && bit(method::get)) || m == method::options) add(method_names[i]);
+            if (has(m) || (m == method::head && has(method::get)) || m == method::options) allow.add(method_names[i]);
         }
-        if (allowed & detail::other_bit) trie_.for_each_other_method(path, add);
-        return v;
+        if (allowed & detail::other_bit)
+            trie_.for_each_other_method(path, [&](std::string_view name) { allow.add(name); });
+        res.header("Allow", allow.value());
     }
 
     detail::route_trie trie_;
     std::vector<handler> handlers_;
     handler not_found_;
     handler not_allowed_;
+    trailing_slash slash_ = trailing_slash::distinct;
 };
 
 } // namespace skiff
