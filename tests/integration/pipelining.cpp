@@ -45,10 +45,8 @@ std::string mixed_batch() {
 } // namespace
 
 TEST_CASE_TEMPLATE("a 16-deep pipeline of GET, Content-Length and chunked POST gets 16 ordered answers in one write",
-                   Policy, skiff::single, skiff::sharded, skiff::shared) {
-    skiff::options opt;
-    opt.workers = 2;
-    running_server<Policy> srv(echo_routes<Policy>, opt);
+                   Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(echo_routes<Policy>);
     client c(srv.port());
     c.send("GET /n/warm-up HTTP/1.1\r\nHost: x\r\n\r\n");  // accepted and idle before counting
     REQUIRE(read_responses(c, 1).size() == 1);
@@ -68,11 +66,8 @@ TEST_CASE_TEMPLATE("a 16-deep pipeline of GET, Content-Length and chunked POST g
     CHECK(writes == 1);
 }
 
-TEST_CASE_TEMPLATE("requests split across reads are answered in order", Policy, skiff::single, skiff::sharded,
-                   skiff::shared) {
-    skiff::options opt;
-    opt.workers = 2;
-    running_server<Policy> srv(echo_routes<Policy>, opt);
+TEST_CASE_TEMPLATE("requests split across reads are answered in order", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(echo_routes<Policy>);
     client c(srv.port());
     std::string batch = mixed_batch();
     for (std::size_t at = 0; at < batch.size(); at += 7) {  // 7-byte pieces, each its own segment

@@ -9,10 +9,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,16 +24,34 @@
 #include <thread>
 #include <vector>
 
+// Every end-to-end test runs under each threading policy:
+//   TEST_CASE_TEMPLATE("...", Policy, SKIFF_TEST_POLICIES) { running_server<Policy> srv(...); }
+#define SKIFF_TEST_POLICIES skiff::single, skiff::sharded, skiff::shared
+
 namespace skiff_test {
 
 using namespace std::chrono_literals;
+
+// Sanitizer builds change memory use and timing; tests of RSS skip their bounds there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+#else
+inline constexpr bool sanitized = false;
+#endif
 
 // A server on 127.0.0.1:<ephemeral> running in a background thread until destroyed.
 template <class Policy = skiff::single>
 class running_server {
 public:
+    // Multi-threaded policies get two workers unless the test says otherwise.
     explicit running_server(std::function<void(skiff::basic_server<Policy>&)> setup, skiff::options opt = {})
-        : app_(std::make_unique<skiff::basic_server<Policy>>(opt)) {
+        : app_(std::make_unique<skiff::basic_server<Policy>>(with_workers(std::move(opt)))) {
         setup(*app_);
         if (auto ec = app_->listen(0)) throw std::runtime_error("listen: " + ec.message());
         thread_ = std::thread([this] { exit_code_ = app_->run(); });
@@ -53,6 +73,11 @@ public:
     }
 
 private:
+    static skiff::options with_workers(skiff::options opt) {
+        if (opt.workers == 0) opt.workers = 2;
+        return opt;
+    }
+
     std::unique_ptr<skiff::basic_server<Policy>> app_;
     std::thread thread_;
     int exit_code_ = -1;
@@ -131,6 +156,28 @@ private:
     bool closed_ = false;
     bool reset_ = false;
 };
+
+// Resident set size of this process, in bytes (Linux /proc).
+inline long resident_bytes() {
+    long pages = 0, resident = 0;
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f == nullptr) return -1;
+    int got = std::fscanf(f, "%ld %ld", &pages, &resident);
+    std::fclose(f);
+    return got == 2 ? resident * ::sysconf(_SC_PAGESIZE) : -1;
+}
+
+// Raises the descriptor limit towards `want`; returns the limit now in force.
+inline long raise_fd_limit(long want) {
+    rlimit r{};
+    ::getrlimit(RLIMIT_NOFILE, &r);
+    if (static_cast<long>(r.rlim_cur) < want) {
+        r.rlim_cur = static_cast<long>(r.rlim_max) < want ? r.rlim_max : static_cast<rlim_t>(want);
+        ::setrlimit(RLIMIT_NOFILE, &r);
+        ::getrlimit(RLIMIT_NOFILE, &r);
+    }
+    return static_cast<long>(r.rlim_cur);
+}
 
 // One response cut from a byte stream.
 struct response {

@@ -135,6 +135,16 @@ inline void prepare_connection(int fd) noexcept {
     suppress_sigpipe(fd);
 }
 
+// Makes the coming close() reset the connection and drop unsent data, instead of the kernel
+// going on delivering it: for peers that stopped reading, whose buffered bytes would
+// otherwise keep memory (and the connection) alive long after skiff gave up on them.
+inline void discard_unsent_on_close(int fd) noexcept {
+    linger l{};
+    l.l_onoff = 1;
+    l.l_linger = 0;
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
 inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
     return ::send(fd, data, len, send_flags);
 }

@@ -311,12 +311,18 @@ private:
     }
 
     // Parses and answers every complete request in buf[0, len), stopping after one that
-    // closes the connection or streams its body (later requests wait for the stream to end,
-    // so responses stay in order). Leaves consumed_ at the end of the last request answered.
+    // closes the connection or streams its body, or once the answers pass write_high_water:
+    // later requests wait in the connection until the answers are written, so responses stay
+    // in order and a client that pipelines without reading cannot grow server memory.
+    // Leaves consumed_ at the end of the last request answered.
     void serve(conn& c, char* buf, std::size_t len) {
         std::size_t off = 0;
         request_head& head = request_access::head(req_);
         while (off < len && !c.close_after && !c.stream) {
+            if (out_.size() >= opt_.write_high_water) {  // bounded memory: the rest waits for the client
+                c.resume = true;
+                break;
+            }
             parse_result r = c.parser.parse(buf + off, len - off, head, request_access::fields(req_), limits_);
             if (r.status == parse_status::complete) {
                 respond(c);
@@ -520,7 +526,8 @@ private:
     void after_write(conn& c) {
         std::size_t pending = c.out.size() - c.out_sent;
         if (pending != 0) {
-            bool keep_reading = pending < opt_.write_high_water && !c.close_after && !c.read_eof && !c.stream;
+            bool keep_reading =
+                pending < opt_.write_high_water && !c.close_after && !c.read_eof && !c.stream && !c.resume;
             return set_.watch(c, static_cast<std::uint8_t>(watch_write | (keep_reading ? watch_read : 0)));
         }
         if (c.stream || c.resume) return set_.watch(c, watch_write);  // continue on writability
@@ -572,6 +579,7 @@ private:
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && !c.close_after && !c.lingering;
+        if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close_now(c);
         answer_error(c, 408);  // RFC 9110 §15.5.9
         pool_.release(c.in);

@@ -1,0 +1,205 @@
+// Limits a public server needs: connection count, descriptors running out, output that a
+// client does not read, many concurrent clients, and memory per idle connection.
+#include "support/loopback.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <string>
+#include <vector>
+
+using namespace skiff_test;
+
+namespace {
+
+template <class Policy>
+void routes(skiff::basic_server<Policy>& app) {
+    app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
+}
+
+int open_descriptor_count() {
+    int n = 0;
+    for (int fd = 0; fd < 4096; ++fd) n += ::fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("beyond max_connections a new connection gets 503 and is closed", Policy, SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_connections = 2;
+    opt.workers = 1;  // the limit is shared out per loop: one loop keeps the count exact
+    running_server<Policy> srv(routes<Policy>, opt);
+    client a(srv.port()), b(srv.port());
+    a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    REQUIRE(read_responses(a, 1).size() == 1);
+    REQUIRE(read_responses(b, 1).size() == 1);
+    client third(srv.port());
+    auto rs = parse_responses(third.read_to_close());
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+    CHECK(third.closed());
+    // The first two are still served.
+    a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(read_responses(a, 1).size() == 1);
+}
+
+TEST_CASE_TEMPLATE("out of descriptors, accepting pauses without spinning and resumes when they free up", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(routes<Policy>);
+    rlimit saved{};
+    ::getrlimit(RLIMIT_NOFILE, &saved);
+    std::vector<std::unique_ptr<client>> clients;
+    rlimit tight = saved;
+    tight.rlim_cur = static_cast<rlim_t>(open_descriptor_count() + 6);  // room for a few connections
+    ::setrlimit(RLIMIT_NOFILE, &tight);
+    for (int i = 0; i < 6; ++i) {
+        try {
+            clients.push_back(std::make_unique<client>(srv.port()));  // the kernel completes the handshake
+        } catch (const std::exception&) {
+            break;  // our own descriptors ran out first
+        }
+    }
+    std::this_thread::sleep_for(300ms);  // the server hits EMFILE on some of them
+    rusage before{};
+    ::getrusage(RUSAGE_SELF, &before);
+    std::this_thread::sleep_for(300ms);
+    rusage after{};
+    ::getrusage(RUSAGE_SELF, &after);
+    auto cpu_us = [](const rusage& r) { return r.ru_utime.tv_sec * 1000000L + r.ru_utime.tv_usec + r.ru_stime.tv_sec * 1000000L + r.ru_stime.tv_usec; };
+    CHECK(cpu_us(after) - cpu_us(before) < 150000);  // not a busy loop: well under half a core
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    REQUIRE(clients.size() >= 2);
+    for (auto& c : clients) c->send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (auto& c : clients) CHECK(read_responses(*c, 1, 3000ms).size() == 1);  // all served once descriptors free up
+}
+
+TEST_CASE_TEMPLATE("a client that sends requests but never reads stops being read", Policy, SKIFF_TEST_POLICIES) {
+    std::atomic<int> answered{0};
+    std::string big(16 * 1024, 'x');
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/big", [&](skiff::request&, skiff::response& res) {
+            ++answered;
+            res.text(big);
+        });
+    });
+    client c(srv.port());
+    ::fcntl(c.fd(), F_SETFL, ::fcntl(c.fd(), F_GETFL) | O_NONBLOCK);
+    std::string req = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::string batch;
+    for (int i = 0; i < 100; ++i) batch += req;
+    long sent = 0;
+    long before = resident_bytes();
+    auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < 2s) {  // until our own send buffer is full too
+        ssize_t n = ::send(c.fd(), batch.data(), batch.size(), MSG_NOSIGNAL);
+        if (n > 0) sent += n;
+        else std::this_thread::sleep_for(10ms);
+    }
+    int settled = answered.load();
+    std::this_thread::sleep_for(300ms);
+    long growth = resident_bytes() - before;
+    long requests_sent = sent / static_cast<long>(req.size());
+    MESSAGE("requests sent " << requests_sent << ", answered " << settled << ", resident growth " << growth / 1024
+                             << " KiB");
+    CHECK(answered.load() == settled);  // the server stopped reading...
+    CHECK(settled < requests_sent);     // ...well before it had read everything
+    if (!sanitized) CHECK(growth < 4L * 1024 * 1024);  // and holds little: the rest waits in kernel buffers
+}
+
+TEST_CASE_TEMPLATE("1,000 concurrent connections each doing keep-alive requests are all answered", Policy,
+                   SKIFF_TEST_POLICIES) {
+    if (raise_fd_limit(2200) < 2200) {
+        MESSAGE("skipped: descriptor limit below 2,200");
+        return;
+    }
+    running_server<Policy> srv(routes<Policy>);
+    std::vector<std::unique_ptr<client>> clients;
+    for (int i = 0; i < 1000; ++i) clients.push_back(std::make_unique<client>(srv.port()));
+    int answered = 0;
+    for (int round = 0; round < 3; ++round) {
+        for (auto& c : clients) c->send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        for (auto& c : clients) answered += static_cast<int>(read_responses(*c, 1).size());
+    }
+    CHECK(answered == 3000);
+}
+
+// The 10,000 client ends live in a child process, forked before any server thread exists, so
+// this process holds only the server's ends (and the descriptor limit needs 10,000, not 20,000).
+class idle_clients {
+public:
+    explicit idle_clients(int count) : count_(count) {
+        if (::pipe(to_child_) != 0 || ::pipe(from_child_) != 0) throw std::runtime_error("pipe");
+        pid_ = ::fork();
+        if (pid_ == 0) run_child();
+        ::close(to_child_[0]);
+        ::close(from_child_[1]);
+    }
+    ~idle_clients() {
+        ::close(to_child_[1]);  // EOF: the child closes its connections and exits
+        ::close(from_child_[0]);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+    }
+    // Connects all, one request each; returns how many were answered.
+    int connect_to(std::uint16_t port) {
+        if (::write(to_child_[1], &port, sizeof port) != sizeof port) return 0;
+        int answered = 0;
+        if (::read(from_child_[0], &answered, sizeof answered) != sizeof answered) return 0;
+        return answered;
+    }
+
+private:
+    [[noreturn]] void run_child() {
+        ::close(to_child_[1]);
+        ::close(from_child_[0]);
+        std::uint16_t port = 0;
+        if (::read(to_child_[0], &port, sizeof port) != sizeof port) ::_exit(1);
+        raise_fd_limit(count_ + 100);
+        std::vector<int> fds;
+        int answered = 0;
+        static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        for (int i = 0; i < count_; ++i) {
+            client c(port);
+            c.send(req);
+            answered += static_cast<int>(read_responses(c, 1).size());
+            fds.push_back(::dup(c.fd()));
+        }
+        if (::write(from_child_[1], &answered, sizeof answered) != sizeof answered) ::_exit(1);
+        char byte;
+        while (::read(to_child_[0], &byte, 1) > 0) {
+        }
+        ::_exit(0);
+    }
+
+    int count_;
+    int to_child_[2]{};
+    int from_child_[2]{};
+    pid_t pid_ = -1;
+};
+
+TEST_CASE_TEMPLATE("an idle keep-alive connection costs at most 512 bytes of server memory", Policy,
+                   SKIFF_TEST_POLICIES) {
+    const int count = 10000;
+    if (raise_fd_limit(count + 200) < count + 200) {
+        MESSAGE("skipped: descriptor limit below " << count + 200);
+        return;
+    }
+    idle_clients clients(count);  // forked first: no server thread exists yet
+    running_server<Policy> srv(routes<Policy>);
+    {
+        client warm(srv.port());  // the loops' own buffers exist before measuring
+        warm.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        read_responses(warm, 1);
+    }
+    long before = resident_bytes();
+    int answered = clients.connect_to(srv.port());
+    long after = resident_bytes();
+    REQUIRE(answered == count);
+    long per_connection = (after - before) / count;
+    MESSAGE("server memory per idle connection: " << per_connection << " bytes");
+    if (!sanitized) CHECK(per_connection <= 512);
+}
