@@ -22,7 +22,7 @@
 //    two parameter (or wildcard) names at one position: otherwise the name a handler sees
 //    would depend on which route matched.
 //
-// The search is an iterative depth-first walk with a fixed stack (max_route_depth segments),
+// The search is an iterative depth-first walk with a fixed stack (max_route_depth entries),
 // so a hostile path costs at most a few steps per route segment and never recurses.
 #ifndef SKIFF_ROUTER_TRIE_HPP
 #define SKIFF_ROUTER_TRIE_HPP
@@ -204,59 +204,70 @@ private:
     // Depth-first over the nodes that match all of path, in precedence order, calling
     // on_match(node) for each node with handlers until it returns true. params holds the
     // values of the branch being tried, so on success it describes the match.
+    //
+    // It goes down through static children for as long as they match, noting on a small stack
+    // each node that also has a parameter or wildcard child; when the way down ends, it takes
+    // the latest such alternative. A path of static segments under nodes without parameters
+    // (most lookups) pushes nothing.
     template <class OnMatch>
     void visit(std::string_view path, route_params& params, OnMatch on_match) const noexcept {
         if (path.empty() || path.front() != '/') return;
-        struct frame {
+        struct frame {             // a node whose parameter or wildcard child is still to try
             std::uint32_t node;
-            std::uint32_t pos;      // start of the next segment; past the end: path used up
-            std::uint32_t seg_end;
-            std::uint8_t stage;     // next kind of child to try: 0 static, 1 param, 2 wildcard
-            std::uint8_t nparams;
+            std::uint32_t pos;     // the segment it would take: [pos, end)
+            std::uint32_t end;
+            std::uint8_t nparams;  // parameters matched above it
+            bool param_tried;
         };
-        std::array<frame, max_route_depth + 2> stack;  // a trie is at most max_route_depth deep
+        std::array<frame, max_route_depth> stack;  // frames are ancestors: at most the depth
         std::size_t top = 0;
+        const char* const at = path.data();  // [at + pos, at + end) below: no substr() checks
         const auto size = static_cast<std::uint32_t>(path.size());
-        stack[0] = {0, 1, seg_end(path, 1), 0, 0};
+        std::uint32_t node = 0, pos = 1;  // pos past the end: the path is used up
+        std::uint8_t nparams = 0;
         for (;;) {
-            frame& f = stack[top];
-            const trie_node& n = nodes_[f.node];
-            if (f.pos > size) {  // every segment matched: this node ends the path
-                params.count = f.nparams;
-                if (n.methods != 0 && on_match(n)) return;
-            } else if (f.stage < 3) {
-                std::string_view seg = path.substr(f.pos, f.seg_end - f.pos);
-                std::uint32_t child = 0;
-                const std::uint8_t stage = f.stage++;
-                switch (stage) {
-                case 0: child = find_static(n, seg); break;
-                case 1:
-                    if (n.param == 0 || seg.empty()) break;
-                    child = n.param;
-                    params.items[f.nparams] = {nodes_[child].name, seg};
-                    break;
-                default:
-                    if (n.wildcard == 0) break;
-                    params.items[f.nparams] = {nodes_[n.wildcard].name, path.substr(f.pos)};
-                    params.count = f.nparams + 1u;
-                    if (nodes_[n.wildcard].methods != 0 && on_match(nodes_[n.wildcard])) return;
-                    break;
-                }
+            const trie_node& n = nodes_[node];
+            if (pos <= size) {
+                std::uint32_t end = seg_end(path, pos);
+                if (n.param != 0 || n.wildcard != 0) stack[top++] = {node, pos, end, nparams, false};
+                std::uint32_t child = find_static(n, {at + pos, end - pos});
                 if (child != 0) {
-                    std::uint32_t next = f.seg_end + 1;
-                    auto np = static_cast<std::uint8_t>(f.nparams + (stage == 1));
-                    stack[++top] = {child, next, next > size ? size : seg_end(path, next), 0, np};
+                    node = child;
+                    pos = end + 1;
+                    continue;
                 }
-                continue;
+            } else {
+                params.count = nparams;
+                if (n.methods != 0 && on_match(n)) return;
             }
-            if (top == 0) return;
-            --top;
+            for (;;) {  // back up to the latest parameter or wildcard not yet tried
+                if (top == 0) return;
+                frame& f = stack[top - 1];
+                const trie_node& up = nodes_[f.node];
+                if (!f.param_tried && up.param != 0 && f.end > f.pos) {  // a parameter is never empty
+                    f.param_tried = true;
+                    params.items[f.nparams] = {nodes_[up.param].name, {at + f.pos, f.end - f.pos}};
+                    node = up.param;
+                    pos = f.end + 1;
+                    nparams = static_cast<std::uint8_t>(f.nparams + 1);
+                    break;
+                }
+                --top;  // f stays intact until the next push
+                if (up.wildcard == 0) continue;
+                const trie_node& w = nodes_[up.wildcard];
+                params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}};
+                params.count = f.nparams + 1u;
+                if (w.methods != 0 && on_match(w)) return;
+            }
         }
     }
 
+    // A plain loop, not memchr: segments are a few bytes, shorter than a library call's set-up.
     static std::uint32_t seg_end(std::string_view path, std::uint32_t pos) noexcept {
-        std::size_t s = path.find('/', pos);
-        return static_cast<std::uint32_t>(s == std::string_view::npos ? path.size() : s);
+        const char* p = path.data() + pos;
+        const char* end = path.data() + path.size();
+        while (p != end && *p != '/') ++p;
+        return static_cast<std::uint32_t>(p - path.data());
     }
 
     // HEAD falls back to GET (RFC 9110 §9.3.2: the same response, without content).
@@ -271,20 +282,23 @@ private:
         return s;
     }
 
+    // Length and first byte in place, so that a call to memcmp is made for a likely match only.
+    static bool same(std::string_view label, std::string_view seg) noexcept {
+        return label.size() == seg.size() &&
+               (seg.empty() || (label[0] == seg[0] && std::memcmp(label.data(), seg.data(), seg.size()) == 0));
+    }
+
     std::uint32_t find_static(const trie_node& n, std::string_view seg) const noexcept {
         if (n.hash_table.empty()) {
             for (const auto& c : n.statics)
-                if (c.label.size() == seg.size() && std::memcmp(c.label.data(), seg.data(), seg.size()) == 0)
-                    return c.node;
+                if (same(c.label, seg)) return c.node;
             return 0;
         }
         std::size_t mask = n.hash_table.size() - 1;
         for (std::size_t i = segment_hash(seg.data(), seg.size()) & mask;; i = (i + 1) & mask) {
             std::uint32_t e = n.hash_table[i];
             if (e == 0) return 0;
-            const auto& c = n.statics[e - 1];
-            if (c.label.size() == seg.size() && std::memcmp(c.label.data(), seg.data(), seg.size()) == 0)
-                return c.node;
+            if (same(n.statics[e - 1].label, seg)) return n.statics[e - 1].node;
         }
     }
 
