@@ -121,6 +121,9 @@ private:
             else if (open_loop_) open_connection(c);           // idle once connected
             else start_request(c, now_);
         }
+        // Nothing may be in flight yet (open loop with --close): the timer starts the loop.
+        if (open_loop_) dispatch_due();
+        arm_timer(next_deadline());
     }
 
     // One loop turn: wait, handle what is ready, move the phase on, send what is due.

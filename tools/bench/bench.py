@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""skiff's benchmark harness: one command installs and builds everything, checks that every
+server answers the contract byte for byte, measures skiff beside the floor and the peers, and
+writes a JSON file (every round, machine facts), a Markdown table and SVG charts.
+
+    tools/bench/bench.py              # the full run (5 rounds)
+    tools/bench/bench.py --quick      # one round of the plaintext cells, under 2 minutes
+    tools/bench/bench.py --compare-wrk  # skiff_loadgen against wrk on the same servers
+
+See tools/bench/README.md for the method and what the numbers do not cover."""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from harness import charts, machine, measure, report, servers, stats, wrk_compare  # noqa: E402
+from harness.scenarios import default_cells  # noqa: E402
+
+HEADLINE = ["plaintext/c64/closed", "pipelined/c64/closed", "short-lived/c64/closed", "json/c64/closed",
+            "param/c64/closed", "echo/c64/closed", "404/c64/closed"]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="1 round of the plaintext cells, short durations")
+    p.add_argument("--rounds", type=int, help="rounds (default 5; quick 1)")
+    p.add_argument("--duration", type=float, help="measured seconds per cell (default 2; quick 1)")
+    p.add_argument("--warmup", type=float, help="warm-up seconds per cell (default 0.5; quick 0.3)")
+    p.add_argument("--matrix", choices=["default", "full"], default="default",
+                   help="full: every scenario at every connection count and at the fixed rate")
+    p.add_argument("--servers", help="comma-separated subset (default: all)")
+    p.add_argument("--max-conns", type=int, default=512, help="largest connection count (64, 256, 512)")
+    p.add_argument("--rate", type=float, default=10000, help="fixed offered rate, keep-alive (req/s)")
+    p.add_argument("--close-rate", type=float, default=4000, help="fixed offered rate, short-lived (req/s)")
+    p.add_argument("--server-cpu", default="0", help="CPU list for the server (taskset -c)")
+    p.add_argument("--load-cpu", default="1", help="CPU list for the load generator")
+    p.add_argument("--workers", type=int, default=1, help="server worker threads/processes")
+    p.add_argument("--actix", help="actix-web binary serving the contract (or SKIFF_BENCH_ACTIX)")
+    p.add_argument("--axum", help="axum binary serving the contract (or SKIFF_BENCH_AXUM)")
+    p.add_argument("--no-install", action="store_true", help="skip tools/bench/install.sh")
+    p.add_argument("--build", default=os.path.join(ROOT, "build", "bench"), help="build folder")
+    p.add_argument("--out", help="results folder (default BUILD/results/STAMP)")
+    p.add_argument("--compare-wrk", action="store_true", help="measure skiff_loadgen against wrk instead")
+    a = p.parse_args(argv)
+    a.rounds = a.rounds or (1 if a.quick else 5)
+    a.duration = a.duration or (1.0 if a.quick else 2.0)
+    a.warmup = a.warmup if a.warmup is not None else (0.3 if a.quick else 0.5)
+    a.loadgen = os.path.join(a.build, "tools", "bench", "skiff_loadgen")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    a.out_dir = a.out or os.path.join(a.build, "results", stamp)
+    a.command = " ".join(["tools/bench/bench.py"] + argv)
+    return a
+
+
+def install(a):
+    env = dict(os.environ, BENCH_BUILD=a.build)
+    # Its progress goes to stderr, so stdout carries the Markdown table alone.
+    if subprocess.run([os.path.join(HERE, "install.sh")], env=env, stdout=sys.stderr).returncode != 0:
+        sys.exit("install step failed (see the log named above)")
+
+
+def pick_servers(a):
+    specs = servers.known_servers(a.build, a.actix, a.axum)
+    if a.servers:
+        wanted = a.servers.split(",")
+        specs = [s for s in specs if s.name in wanted]
+    absent = {s.name: servers.absent_reason(s) for s in specs if servers.absent_reason(s)}
+    for name, why in absent.items():
+        measure.log("%s: not run: %s" % (name, why))
+    return [s for s in specs if s.name not in absent], absent
+
+
+def max_conns(a):
+    """512 connections need descriptors on both sides; drop the count the limit cannot hold."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    limit = a.max_conns if hard == resource.RLIM_INFINITY or hard >= 4096 else 256
+    if limit < a.max_conns:
+        measure.log("descriptor limit %d: connection counts capped at %d" % (hard, limit))
+    return limit
+
+
+def write_outputs(a, meta, records, specs, cells):
+    headline = [c for key in HEADLINE for c in cells if c.key == key] + [c for c in cells if c.rate]
+    with open(os.path.join(a.out_dir, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=None, separators=(",", ":"))
+    md = report.markdown(meta, records, specs, cells, headline)
+    with open(os.path.join(a.out_dir, "results.md"), "w") as f:
+        f.write(md)
+    write_charts(a, records, specs, cells)
+    return md
+
+
+def write_charts(a, records, specs, cells):
+    panels = []
+    for c in [c for c in cells if c.conns == 64 and c.scenario.key in ("plaintext", "pipelined", "short-lived")]:
+        rows = [(s.name,) + stats.spread([r["server_cpu_us_per_req"] for r in stats.ok_records(records, c.key, s.name)])
+                for s in specs if stats.ok_records(records, c.key, s.name)]
+        panels.append((c.title, sorted(rows, key=lambda r: r[1])))
+    with open(os.path.join(a.out_dir, "cpu-per-request.svg"), "w") as f:
+        f.write(charts.cpu_chart(panels))
+    for c in [c for c in cells if c.conns == 64 and c.scenario.key in ("plaintext", "short-lived")]:
+        series = [(s.name, stats.percentile_curve(stats.ok_records(records, c.key, s.name))) for s in specs]
+        name = "latency-%s-%s.svg" % (c.scenario.key, "fixed-rate" if c.rate else "closed-loop")
+        title = "Latency percentiles, %s (all rounds merged)" % c.title
+        with open(os.path.join(a.out_dir, name), "w") as f:
+            f.write(charts.latency_chart(title, [(n, cv) for n, cv in series if cv]))
+
+
+def main(argv):
+    a = parse_args(argv)
+    if not a.no_install:
+        install(a)
+    os.makedirs(os.path.join(a.out_dir, "logs"), exist_ok=True)
+    specs, absent = pick_servers(a)
+    if a.compare_wrk:
+        return wrk_compare.run(a, specs)
+    problems = measure.contract_gate(a, specs)
+    if problems:
+        for name, label, what in problems:
+            measure.log("CONTRACT: %s %s: %s" % (name, label, what))
+        measure.log("refusing to measure: every server must answer the contract byte for byte")
+        return 1
+    measure.log("contract: %d servers answer every route they serve identically" % len(specs))
+    cells = default_cells(max_conns(a), a.rate, a.close_rate, "quick" if a.quick else a.matrix)
+    meta = machine.facts(a.build, a.server_cpu, a.load_cpu)
+    meta.update(command=a.command, rounds=a.rounds, duration=a.duration, warmup=a.warmup, workers=a.workers,
+                absent=absent, cells=[c.key for c in cells], servers=[s.name for s in specs])
+    started = time.monotonic()
+    records = measure.run_rounds(a, specs, cells)
+    meta["elapsed_s"] = round(time.monotonic() - started)
+    meta["loadavg_end"] = "%.2f %.2f %.2f" % os.getloadavg()
+    md = write_outputs(a, meta, records, specs, cells)
+    sys.stdout.write(md)
+    measure.log("results: %s (results.json, results.md, *.svg)" % a.out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

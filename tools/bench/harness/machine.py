@@ -1,0 +1,73 @@
+"""Facts about the machine and the software measured, recorded with every run."""
+import os
+import platform
+import re
+import subprocess
+import time
+
+
+def first_line(cmd):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=20)
+        return p.stdout.decode(errors="replace").strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "absent"
+
+
+def dpkg_version(pkg):
+    return first_line(["dpkg-query", "-W", "-f=${Version}", pkg])
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+            return m.group(1).strip() if m else platform.processor()
+    except OSError:
+        return platform.processor()
+
+
+def hyper_version(build_dir):
+    """The hyper and tokio versions cargo resolved, from the build copy's Cargo.lock."""
+    lock = os.path.join(build_dir, "peers", "src", "hyper", "Cargo.lock")
+    try:
+        text = open(lock).read()
+    except OSError:
+        return "unknown"
+    found = dict(re.findall(r'name = "(hyper|tokio)"\nversion = "([^"]+)"', text))
+    return "hyper %s, tokio %s" % (found.get("hyper", "?"), found.get("tokio", "?"))
+
+
+def facts(build_dir, server_cpu, load_cpu):
+    load1, load5, load15 = os.getloadavg()
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "host": platform.node(),
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "loadavg_start": "%.2f %.2f %.2f" % (load1, load5, load15),
+        "server_cpu": server_cpu,
+        "load_cpu": load_cpu,
+        "compilers": {"g++": first_line(["g++", "--version"]), "clang++": first_line(["clang++", "--version"])},
+        "versions": {
+            "skiff": skiff_version(build_dir),
+            "nginx": first_line(["nginx", "-v"]),
+            "h2o": first_line(["h2o", "-v"]),
+            "hyper": hyper_version(build_dir),
+            "rustc": first_line(["rustc", "--version"]),
+            "go": first_line(["go", "version"]),
+            "fasthttp": dpkg_version("golang-github-valyala-fasthttp-dev"),
+            "httprouter": dpkg_version("golang-github-julienschmidt-httprouter-dev"),
+            "cpp-httplib": dpkg_version("libcpp-httplib-dev"),
+            "boost": dpkg_version("libboost-dev"),
+            "wrk": first_line(["wrk", "-v"]),
+        },
+    }
+
+
+def skiff_version(build_dir):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(build_dir)))
+    commit = first_line(["git", "-C", root, "rev-parse", "--short", "HEAD"])
+    dirty = first_line(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "include"])
+    return commit + (" (include/ modified)" if dirty not in ("absent", "") else "")
