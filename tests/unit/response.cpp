@@ -1,0 +1,119 @@
+// Response serialisation: the exact bytes for each way of sending, with the Date masked.
+#include <skiff/skiff.hpp>
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+namespace {
+
+struct written {
+    std::string bytes;
+    bool close = false;
+};
+
+written serialise(const std::function<void(skiff::response&)>& handler, bool head = false, bool close = false,
+                  bool http10 = false) {
+    skiff::detail::byte_buffer out;
+    out.append("PRIOR", 5);  // an earlier response of the same batch must stay untouched
+    skiff::detail::date_cache date;
+    date.update(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT (RFC 9110 §5.6.7)
+    skiff::response res;
+    skiff::detail::response_access::start(res, out, date, head, close, http10);
+    handler(res);
+    if (!res.sent()) res.end();
+    std::string all(out.data(), out.size());
+    REQUIRE(all.substr(0, 5) == "PRIOR");
+    return {all.substr(5), res.closes_connection()};
+}
+
+const std::string date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+
+} // namespace
+
+TEST_CASE("the Date line is IMF-fixdate (RFC 9110 §5.6.7) and fixed-length") {
+    skiff::detail::date_cache d;
+    d.update(784111777);
+    CHECK(d.line() == date);
+    d.update(4102444799);  // Thu, 31 Dec 2099 23:59:59 GMT
+    CHECK(d.line() == "Date: Thu, 31 Dec 2099 23:59:59 GMT\r\n");
+    CHECK(d.line().size() == skiff::detail::date_cache::line_size);
+}
+
+TEST_CASE("each way of sending, byte for byte") {
+    struct row {
+        const char* name;
+        std::function<void(skiff::response&)> handler;
+        std::string expected;
+    };
+    const row rows[] = {
+        {"text", [](skiff::response& r) { r.text("hi"); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi"},
+        {"json", [](skiff::response& r) { r.json("{}"); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"},
+        {"body with a type", [](skiff::response& r) { r.body("x", "image/png"); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: image/png\r\nContent-Length: 1\r\n\r\nx"},
+        {"body without a type", [](skiff::response& r) { r.body("x", ""); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: application/octet-stream\r\nContent-Length: 1\r\n\r\nx"},
+        {"end", [](skiff::response& r) { r.status(201).end(); },
+         "HTTP/1.1 201 Created\r\n" + date + "Content-Length: 0\r\n\r\n"},
+        {"nothing sent", [](skiff::response&) {}, "HTTP/1.1 200 OK\r\n" + date + "Content-Length: 0\r\n\r\n"},
+        {"204 drops the body", [](skiff::response& r) { r.status(204).text("x"); },
+         "HTTP/1.1 204 No Content\r\n" + date + "\r\n"},
+        {"304 drops the body", [](skiff::response& r) { r.status(304).text("x"); },
+         "HTTP/1.1 304 Not Modified\r\n" + date + "\r\n"},
+        {"unlisted code: empty reason", [](skiff::response& r) { r.status(299).text("x"); },
+         "HTTP/1.1 299 \r\n" + date + "Content-Type: text/plain\r\nContent-Length: 1\r\n\r\nx"},
+        {"code outside 100-599 is 500", [](skiff::response& r) { r.status(42).end(); },
+         "HTTP/1.1 500 Internal Server Error\r\n" + date + "Content-Length: 0\r\n\r\n"},
+        {"headers follow skiff's own, in order",
+         [](skiff::response& r) { r.header("X-A", "1").header("X-B", "2").text("hi"); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 2\r\nX-A: 1\r\nX-B: 2\r\n\r\nhi"},
+        {"user Content-Type and Date win; Content-Length and Transfer-Encoding are skiff's",
+         [](skiff::response& r) {
+             r.header("content-type", "a/b").header("Date", "x").header("Content-Length", "9");
+             r.header("Transfer-Encoding", "chunked").text("hi");
+         },
+         "HTTP/1.1 200 OK\r\nContent-Length: 2\r\ncontent-type: a/b\r\nDate: x\r\n\r\nhi"},
+        {"invalid names and values are dropped",
+         [](skiff::response& r) { r.header("Bad Name", "1").header("X", "a\nb").header("Y", std::string("a\0b", 3)).end(); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Length: 0\r\n\r\n"},
+        {"only the first send counts", [](skiff::response& r) { r.text("one"); r.text("two"); r.status(500); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 3\r\n\r\none"},
+        {"stream with a length: Content-Length, no body yet",
+         [](skiff::response& r) { r.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }, 10); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 10\r\n\r\n"},
+        {"stream without a length: chunked",
+         [](skiff::response& r) { r.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }); },
+         "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"},
+    };
+    for (const row& r : rows) {
+        CAPTURE(r.name);
+        CHECK(serialise(r.handler).bytes == r.expected);
+    }
+}
+
+TEST_CASE("HEAD keeps the GET headers, Content-Length included, and drops the body") {
+    CHECK(serialise([](skiff::response& r) { r.text("hello"); }, true).bytes ==
+          "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 5\r\n\r\n");
+}
+
+TEST_CASE("Connection: close, asked by the server or by the handler") {
+    auto by_server = serialise([](skiff::response& r) { r.text("x"); }, false, true);
+    CHECK(by_server.bytes.find("Connection: close\r\n") != std::string::npos);
+    CHECK(by_server.close);
+    auto by_handler = serialise([](skiff::response& r) { r.header("Connection", "close").text("x"); });
+    CHECK(by_handler.close);
+    CHECK(by_handler.bytes.find("Connection: close\r\n") != std::string::npos);
+    auto keep = serialise([](skiff::response& r) { r.header("Connection", "keep-alive").text("x"); });
+    CHECK_FALSE(keep.close);
+    CHECK(keep.bytes.find("Connection") == std::string::npos);
+}
+
+TEST_CASE("an HTTP/1.0 stream of unknown length is close-delimited") {
+    auto w = serialise([](skiff::response& r) { r.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }); },
+                       false, false, true);
+    CHECK(w.bytes == "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nConnection: close\r\n\r\n");
+    CHECK(w.close);
+}
