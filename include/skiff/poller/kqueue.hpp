@@ -1,5 +1,6 @@
 // macOS and BSD backend: kqueue for readiness, an EVFILT_USER event for wake-ups. The same
-// members as epoll_poller (see epoll.hpp for the contract).
+// members as epoll_poller (see epoll.hpp for the contract). kqueue(2) below means the manual
+// page of FreeBSD and macOS, which agree on everything used here.
 //
 // kqueue keeps one filter per direction, so a descriptor watched for both reports up to two
 // events per wait; wait() merges the two into one poll_event when they arrive together. In
@@ -16,18 +17,20 @@
 
 #include <cerrno>        // errno
 #include <cstdint>       // std::uintptr_t
+#include <sys/types.h>   // kevent's integer types (macOS and FreeBSD before 12 need it first)
 #include <sys/event.h>   // kqueue, kevent, EV_SET
 #include <sys/time.h>    // timespec
-#include <sys/types.h>   // kevent's integer types
 #include <system_error>  // std::error_code
 
 namespace skiff::detail {
 
 class kqueue_poller {
 public:
+    // Creates the kqueue and registers its wake-up event.
     std::error_code open() noexcept {
         kq_.reset(::kqueue());
         if (!kq_) return last_error();
+        // kqueue(2) EV_CLEAR: the trigger is reset once retrieved, so one wake() ends one wait.
         struct kevent ev;
         EV_SET(&ev, wake_ident, EVFILT_USER, EV_ADD | EV_CLEAR, 0, 0, nullptr);
         if (::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr) != 0) return last_error();
@@ -38,17 +41,23 @@ public:
         return control(fd, data, watch, mode);
     }
 
+    // Changes the interest; in oneshot mode this also re-arms the descriptor.
     std::error_code modify(int fd, void* data, unsigned watch, poll_mode mode = poll_mode::level) noexcept {
         return control(fd, data, watch, mode);
     }
 
+    // Both filters in one call. With no eventlist, kevent() stops at the first change that
+    // fails (kqueue(2) RETURN VALUES); the read filter is always added first, so if it is
+    // missing, nothing of fd is registered.
     void remove(int fd) noexcept {
         struct kevent evs[2];
         EV_SET(&evs[0], static_cast<std::uintptr_t>(fd), EVFILT_READ, EV_DELETE, 0, 0, nullptr);
         EV_SET(&evs[1], static_cast<std::uintptr_t>(fd), EVFILT_WRITE, EV_DELETE, 0, 0, nullptr);
-        for (auto& ev : evs) ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);  // ENOENT is fine
+        ::kevent(kq_.get(), evs, 2, nullptr, 0, nullptr);
     }
 
+    // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
+    // ends the wait early and sets woken(). Returns n, 0 on timeout or interruption.
     int wait(poll_event* out, int max, int timeout_ms) noexcept {
         struct kevent evs[max_batch];
         if (max > max_batch) max = max_batch;
@@ -60,9 +69,11 @@ public:
                 woken_ = true;
                 continue;
             }
-            bool failed = (evs[i].flags & (EV_ERROR | EV_EOF)) != 0;
-            bool readable = evs[i].filter == EVFILT_READ || failed;
-            bool writable = evs[i].filter == EVFILT_WRITE || (failed && evs[i].filter != EVFILT_READ);
+            // EV_EOF on the write filter means the connection is gone (kqueue(2) EVFILT_WRITE),
+            // so the reader is told too, as epoll's EPOLLHUP does; on the read filter it is a
+            // read that returns 0 or the error.
+            bool readable = evs[i].filter == EVFILT_READ || (evs[i].flags & EV_EOF) != 0;
+            bool writable = evs[i].filter == EVFILT_WRITE;
             if (kept > 0 && out[kept - 1].data == evs[i].udata) {  // the other filter of the same fd
                 out[kept - 1].readable |= readable;
                 out[kept - 1].writable |= writable;
@@ -70,15 +81,17 @@ public:
             }
             out[kept++] = {evs[i].udata, readable, writable};
         }
-        return kept < 0 ? 0 : kept;
+        return kept;
     }
 
+    // Async-signal-safe (one system call): ends the current (or next) wait() early.
     void wake() noexcept {
         struct kevent ev;
         EV_SET(&ev, wake_ident, EVFILT_USER, 0, NOTE_TRIGGER, 0, nullptr);
         ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
     }
 
+    // True once after a wait() that a wake() ended; the flag then clears.
     bool take_wake() noexcept {
         bool w = woken_;
         woken_ = false;
@@ -90,13 +103,18 @@ public:
 private:
     static constexpr std::uintptr_t wake_ident = 0;  // EVFILT_USER idents are not descriptors
 
+    // Registers both filters, each enabled or disabled: EV_ADD on an existing filter modifies
+    // it (kqueue(2) EV_ADD), so add and modify are one call, and a filter not wanted stays
+    // registered but silent (EV_DISABLE), ready for the next modify. In oneshot mode
+    // EV_DISPATCH disables a filter as it is delivered, so exactly one thread gets it, and
+    // EV_ENABLE here re-arms it.
     std::error_code control(int fd, void* data, unsigned watch, poll_mode mode) noexcept {
-        unsigned short extra = mode == poll_mode::oneshot ? EV_DISPATCH : 0;
+        unsigned short dispatch = mode == poll_mode::oneshot ? EV_DISPATCH : 0;
         if (mode == poll_mode::oneshot && (watch & watch_write)) watch = watch_write;  // see file comment
-        struct kevent evs[2];
         auto flags = [&](unsigned bit) {
-            return static_cast<unsigned short>(EV_ADD | extra | ((watch & bit) ? EV_ENABLE : EV_DISABLE));
+            return static_cast<unsigned short>(EV_ADD | dispatch | ((watch & bit) ? EV_ENABLE : EV_DISABLE));
         };
+        struct kevent evs[2];
         EV_SET(&evs[0], static_cast<std::uintptr_t>(fd), EVFILT_READ, flags(watch_read), 0, 0, data);
         EV_SET(&evs[1], static_cast<std::uintptr_t>(fd), EVFILT_WRITE, flags(watch_write), 0, 0, data);
         return ::kevent(kq_.get(), evs, 2, nullptr, 0, nullptr) == 0 ? std::error_code{} : last_error();
