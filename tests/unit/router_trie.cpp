@@ -210,6 +210,46 @@ TEST_CASE("trie: many static children (hashed) still match exactly") {
     }
 }
 
+TEST_CASE("trie: whole static paths, short and long, found exactly") {
+    // Static routes are also looked up by their whole path (one hash): lengths under and
+    // over the eight-byte step and the 63-byte length filter, near misses of the same length,
+    // and a static route without the method falling back to the walk.
+    std::vector<std::string> routes{"GET /:p", "GET /*rest", "POST /x/:y"};
+    const std::array<std::string_view, 7> statics{
+        "/a", "/abcdefg", "/abcdefgh", "/abcdefghi",
+        "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/0/1/2/3",         // 61 bytes
+        "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u/v/w/x/y/z/0/1/2/3/45",      // 64 bytes
+        "/x/abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123",  // 72 bytes
+    };
+    for (std::string_view p : statics) routes.push_back("GET " + std::string(p));
+    for (std::string_view p : statics) {
+        CAPTURE(p);
+        CHECK(lookup(routes, "GET", p).route == "GET " + std::string(p));
+        CHECK(lookup(routes, "HEAD", p).route == "GET " + std::string(p));
+        std::string near(p);
+        near.back() = near.back() == 'z' ? 'y' : 'z';  // same length, last byte differs
+        CHECK(lookup(routes, "GET", near).route != "GET " + std::string(p));
+        near = std::string(p);
+        near[1] = near[1] == 'a' ? 'b' : 'a';  // same length, an early byte differs
+        CHECK(lookup(routes, "GET", near).route != "GET " + std::string(p));
+    }
+    // The static "/x/abc...123" has GET only: POST goes on to "/x/:y".
+    outcome o = lookup(routes, "POST", statics[6]);
+    CHECK(o.route == "POST /x/:y");
+    CHECK(o.params == "y=" + std::string(statics[6].substr(3)));
+    CHECK(lookup(routes, "DELETE", "/a").allowed == "GET");
+
+    // One params reused across searches, as a request reuses its own: a static match after a
+    // parameter match reports no parameters.
+    route_trie t;
+    REQUIRE(build(t, routes).empty());
+    skiff::route_params p;
+    REQUIRE(t.search(skiff::method::post, "POST", "/x/1", p).handler != 0);
+    REQUIRE(p.count == 1);
+    REQUIRE(t.search(skiff::method::get, "GET", "/abcdefgh", p).handler != 0);
+    CHECK(p.count == 0);
+}
+
 TEST_CASE("trie: parameters and depth at their limits") {
     std::string pattern, path, params;
     for (std::size_t i = 0; i < skiff::max_route_params; ++i) {
