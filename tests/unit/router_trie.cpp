@@ -1,5 +1,7 @@
 // The route trie alone: which route matches (method, path), with which raw parameters;
 // precedence whatever the order of registration; conflicts and bad patterns at insert.
+#include "support/guard_page.hpp"
+
 #include <skiff/skiff.hpp>
 
 #include <doctest/doctest.h>
@@ -154,6 +156,46 @@ TEST_CASE("trie: the route that matches, in either registration order") {
             CHECK(o.route == c.route);
             CHECK((c.route.empty() ? o.allowed : o.params) == c.params);
             routes = std::vector<std::string>(routes.rbegin(), routes.rend());
+        }
+    }
+}
+
+TEST_CASE("trie: the search reads only within the path (guard pages on both sides)") {
+    // The segment scan and label compare load eight bytes at a time; placed against a
+    // PROT_NONE page, any read past either end of the path faults.
+    skiff_test::guarded_region region(4096);
+    for (const match_case& c : match_cases) {
+        CAPTURE(c.name);
+        std::vector<std::string> routes = split_routes(c.routes);
+        route_trie t;
+        REQUIRE(build(t, routes).empty());
+        for (int side = 0; side < 2; ++side) {
+            const char* p = side == 0 ? region.place_at_end(c.path.data(), c.path.size())
+                                      : region.place_at_start(c.path.data(), c.path.size());
+            skiff::route_params params;
+            auto m = t.search(skiff::method_from(c.method), c.method, {p, c.path.size()}, params);
+            CHECK((m.handler == 0 ? std::string() : routes[m.handler - 1]) == c.route);
+        }
+    }
+}
+
+TEST_CASE("trie: find_slash and same_bytes agree with the obvious loops at every length") {
+    skiff_test::guarded_region region(4096);
+    for (std::size_t n = 0; n <= 40; ++n) {
+        for (std::size_t slash = 0; slash <= n; ++slash) {  // slash == n: none
+            CAPTURE(n);
+            CAPTURE(slash);
+            std::string s(n, 'a');
+            for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + i % 26);
+            if (slash < n) s[slash] = '/';
+            const char* p = region.place_at_end(s.data(), n);
+            CHECK(skiff::detail::find_slash(p, p + n) == p + slash);
+            std::string other = s;
+            CHECK(skiff::detail::same_bytes(p, other.data(), n));
+            if (slash < n) {
+                other[slash] = '.';  // differs in one byte, at each position in turn
+                CHECK_FALSE(skiff::detail::same_bytes(p, other.data(), n));
+            }
         }
     }
 }

@@ -96,6 +96,49 @@ inline std::uint32_t segment_hash(const char* s, std::size_t n) noexcept {
 // short labels beats hashing below about eight).
 inline constexpr std::size_t linear_children = 8;
 
+inline std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+}
+inline std::uint32_t load4(const char* p) noexcept {
+    std::uint32_t w;
+    std::memcpy(&w, p, 4);
+    return w;
+}
+
+// a[0, n) == b[0, n) for the short strings of routes, without a call to memcmp: overlapping
+// loads from both ends (8 or 4 bytes), never reading outside either string.
+inline bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
+    if (n >= 8) {
+        for (std::size_t i = 0; i + 8 < n; i += 8)
+            if (load8(a + i) != load8(b + i)) return false;
+        return load8(a + n - 8) == load8(b + n - 8);
+    }
+    if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+    for (std::size_t i = 0; i < n; ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+inline constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+// The first '/' in [p, end), or end. Eight bytes a step while eight remain: a zero byte of
+// w ^ "////////" marks a slash, and the lowest one found by (x - 0x01..) & ~x & 0x80.. is
+// exact (a borrow only spoils bytes above it). Byte by byte for the rest.
+inline const char* find_slash(const char* p, const char* end) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull;
+    if constexpr (little_endian) {
+        for (; end - p >= 8; p += 8) {
+            std::uint64_t x = load8(p) ^ (ones * '/');
+            std::uint64_t zero = (x - ones) & ~x & (ones << 7);
+            if (zero != 0) return p + (__builtin_ctzll(zero) >> 3);
+        }
+    }
+    while (p != end && *p != '/') ++p;
+    return p;
+}
+
 // Routes made only of static segments, by their whole path: one hash and one compare find
 // them, where the walk would take a scan, a hash and a compare per segment. The trie stays
 // the authority: an entry names the node the walk would reach first (static children come
@@ -119,8 +162,7 @@ public:
             std::uint32_t e = table_[i];
             if (e == 0) return 0;
             const entry& c = entries_[e - 1];
-            if (c.hash == h && c.path.size() == path.size() &&
-                std::memcmp(c.path.data(), path.data(), path.size()) == 0)
+            if (c.hash == h && c.path.size() == path.size() && same_bytes(c.path.data(), path.data(), path.size()))
                 return c.node;
         }
     }
@@ -128,11 +170,6 @@ public:
 private:
     static std::uint64_t length_bit(std::size_t n) noexcept { return std::uint64_t{1} << (n < 63 ? n : 63); }
 
-    static std::uint64_t load8(const char* p) noexcept {
-        std::uint64_t w;
-        std::memcpy(&w, p, 8);
-        return w;
-    }
     static std::uint64_t mix(std::uint64_t h, std::uint64_t w) noexcept { return (h ^ w) * 0xff51afd7ed558ccdull; }
 
     // Eight bytes a step, never reading outside the path: a tail of a long path is the last
@@ -290,14 +327,14 @@ private:
     // on_match(node) for each node with handlers until it returns true. params holds the
     // values of the branch being tried, so on success it describes the match.
     //
-    // It goes down through static children for as long as they match, noting on a small stack
-    // each node that also has a parameter or wildcard child; when the way down ends, it takes
-    // the latest such alternative. A path of static segments under nodes without parameters
-    // (most lookups) pushes nothing.
+    // It goes down through the first child that matches (static, else parameter), noting on a
+    // small stack each node where another child is left to try; when the way down ends, it
+    // takes the latest such alternative. Most lookups push nothing: a node rarely has both a
+    // static child that matches and a parameter, or a wildcard.
     template <class OnMatch>
     void visit(std::string_view path, route_params& params, OnMatch on_match) const noexcept {
         if (path.empty() || path.front() != '/') return;
-        struct frame {             // a node whose parameter or wildcard child is still to try
+        struct frame {             // a node with a parameter or wildcard child still to try
             std::uint32_t node;
             std::uint32_t pos;     // the segment it would take: [pos, end)
             std::uint32_t end;
@@ -314,8 +351,13 @@ private:
             const trie_node& n = nodes_[node];
             if (pos <= size) {
                 std::uint32_t end = seg_end(path, pos);
-                if (n.param != 0 || n.wildcard != 0) stack[top++] = {node, pos, end, nparams, false};
                 std::uint32_t child = find_static(n, {at + pos, end - pos});
+                bool param_later = child != 0 && n.param != 0;
+                if (param_later || n.wildcard != 0) stack[top++] = {node, pos, end, nparams, !param_later};
+                if (child == 0 && n.param != 0 && end > pos) {  // no static child: the parameter is next
+                    params.items[nparams++] = {nodes_[n.param].name, {at + pos, end - pos}};
+                    child = n.param;
+                }
                 if (child != 0) {
                     node = child;
                     pos = end + 1;
@@ -347,11 +389,8 @@ private:
         }
     }
 
-    // A plain loop, not memchr: segments are a few bytes, shorter than a library call's set-up.
     static std::uint32_t seg_end(std::string_view path, std::uint32_t pos) noexcept {
-        const char* p = path.data() + pos;
-        const char* end = path.data() + path.size();
-        while (p != end && *p != '/') ++p;
+        const char* p = find_slash(path.data() + pos, path.data() + path.size());
         return static_cast<std::uint32_t>(p - path.data());
     }
 
@@ -367,10 +406,8 @@ private:
         return s;
     }
 
-    // Length and first byte in place, so that a call to memcmp is made for a likely match only.
     static bool same(std::string_view label, std::string_view seg) noexcept {
-        return label.size() == seg.size() &&
-               (seg.empty() || (label[0] == seg[0] && std::memcmp(label.data(), seg.data(), seg.size()) == 0));
+        return label.size() == seg.size() && same_bytes(label.data(), seg.data(), seg.size());
     }
 
     std::uint32_t find_static(const trie_node& n, std::string_view seg) const noexcept {
