@@ -14,7 +14,7 @@
 //    and the stream cut right after a message parses to that message alone.
 #include "support/split_feed.hpp"
 
-#include <skiff/detail/ascii.hpp>
+#include <skiff/skiff.hpp>  // detail/ascii.hpp, also from the single header
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t, std::uint64_t

@@ -12,7 +12,7 @@
 
 #include "support/guard_page.hpp"
 
-#include <skiff/http/request_parser.hpp>
+#include <skiff/skiff.hpp>  // request_parser; the umbrella, so tests also build from the single header
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t

@@ -3,8 +3,7 @@
 // excludes from VCHAR) so that a slip in one formulation shows up against the other.
 #include "support/guard_page.hpp"
 
-#include <skiff/detail/ascii.hpp>
-#include <skiff/detail/scan.hpp>
+#include <skiff/skiff.hpp>  // detail/ascii.hpp and detail/scan.hpp, also from the single header
 
 #include <doctest/doctest.h>
 

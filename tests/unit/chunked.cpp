@@ -4,7 +4,7 @@
 // guard page (check_case in support/split_feed.hpp).
 #include "support/split_feed.hpp"
 
-#include <skiff/http/chunked.hpp>
+#include <skiff/skiff.hpp>  // chunked_decoder, also from the single header
 
 #include <doctest/doctest.h>
 

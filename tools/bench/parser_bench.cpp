@@ -10,7 +10,7 @@
 //
 // The requests: "short", the 68-byte request of the load generator (3 fields), and "browser",
 // the 715-byte request of ../shared/peers/counts/req_browser.txt (16 fields).
-#include <skiff/http/request_parser.hpp>
+#include <skiff/skiff.hpp>  // request_parser, also from the single header
 
 #include <algorithm>  // std::sort
 #include <chrono>     // std::chrono::steady_clock
