@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 // Every end-to-end test runs under each threading policy:
@@ -50,11 +52,15 @@ template <class Policy = skiff::single>
 class running_server {
 public:
     // Multi-threaded policies get two workers unless the test says otherwise.
+    // The constructor returns once every worker thread runs, so a test that then changes the
+    // process (its descriptor limit, say) does not race the server's start-up.
     explicit running_server(std::function<void(skiff::basic_server<Policy>&)> setup, skiff::options opt = {})
-        : app_(std::make_unique<skiff::basic_server<Policy>>(with_workers(std::move(opt)))) {
+        : app_(std::make_unique<skiff::basic_server<Policy>>(with_workers(std::move(opt), started_))) {
         setup(*app_);
         if (auto ec = app_->listen(0)) throw std::runtime_error("listen: " + ec.message());
         thread_ = std::thread([this] { exit_code_ = app_->run(); });
+        unsigned workers = std::is_same_v<Policy, skiff::single> ? 0 : app_->settings().workers;
+        while (started_->load() < workers) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     running_server(const running_server&) = delete;
     running_server& operator=(const running_server&) = delete;
@@ -73,11 +79,16 @@ public:
     }
 
 private:
-    static skiff::options with_workers(skiff::options opt) {
+    static skiff::options with_workers(skiff::options opt, const std::shared_ptr<std::atomic<unsigned>>& started) {
         if (opt.workers == 0) opt.workers = 2;
+        opt.on_worker_start = [started, user = opt.on_worker_start](unsigned i) {
+            if (user) user(i);
+            ++*started;
+        };
         return opt;
     }
 
+    std::shared_ptr<std::atomic<unsigned>> started_ = std::make_shared<std::atomic<unsigned>>(0);
     std::unique_ptr<skiff::basic_server<Policy>> app_;
     std::thread thread_;
     int exit_code_ = -1;

@@ -49,7 +49,7 @@ inline char* format_decimal(char* end, std::uint64_t v) noexcept {
 }
 
 inline char* put(char* p, std::string_view s) noexcept {
-    std::memcpy(p, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold a null pointer
     return p + s.size();
 }
 } // namespace detail
