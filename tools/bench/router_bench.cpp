@@ -1,6 +1,6 @@
 // Router micro-benchmark (tools/bench/router_bench.md has the method and the figures).
 //
-//   router_bench [github_routes.txt] [--reps N] [--ms M] [--cpu]
+//   router_bench [github_routes.txt] [--reps N] [--ms M] [--cpu] [--only SET] [--iters N]
 //
 // Two route sets:
 //   github  the 203 routes of the GitHub REST API (one "METHOD /pattern" a line, the set of
@@ -15,7 +15,8 @@
 // Each row is timed (wall clock, or this thread's CPU clock with --cpu) in `reps` rounds of
 // about `ms` milliseconds; it prints min, median and max ns per iteration, the median per
 // lookup, and the heap allocations per iteration, counted by the global operator new below
-// over every measured round.
+// over every measured round. With --iters N it times nothing and runs each lookup row N
+// times, for callgrind (router_bench.md shows how to get instructions per lookup).
 #include <skiff/skiff.hpp>
 
 #include <algorithm>  // std::sort
@@ -70,6 +71,8 @@ struct bench_options {
     int reps = 15;
     int ms = 100;
     bool cpu = false;
+    std::string only;         // run this set's rows only
+    std::uint64_t iters = 0;  // > 0: run each lookup row this many times, untimed (callgrind)
 };
 
 volatile std::uint64_t sink;  // keeps results alive so no loop is optimised away
@@ -214,6 +217,8 @@ bench_options parse_args(int argc, char** argv) {
         if (a == "--reps" && i + 1 < argc) o.reps = static_cast<int>(std::strtoul(argv[++i], nullptr, 10));
         else if (a == "--ms" && i + 1 < argc) o.ms = static_cast<int>(std::strtoul(argv[++i], nullptr, 10));
         else if (a == "--cpu") o.cpu = true;
+        else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
+        else if (a == "--iters" && i + 1 < argc) o.iters = std::strtoull(argv[++i], nullptr, 10);
         else o.routes_file = a;
     }
     if (o.reps < 1) o.reps = 1;
@@ -263,6 +268,11 @@ int main(int argc, char** argv) {
                 "lookups", "allocs/iter");
     auto row = [&](const char* set, const skiff::router& r, const std::vector<target>& ts, prepared& p) {
         skiff::route_params params;
+        if (!o.only.empty() && o.only != set) return;
+        if (o.iters != 0) {  // instructions per lookup: callgrind at two counts, difference / count
+            for (std::uint64_t i = 0; i < o.iters; ++i) sink = lookup_all(r, ts, params);
+            return;
+        }
         print_row(set, "lookup", ts.size(), measure(o, [&] { return lookup_all(r, ts, params); }));
         print_row(set, "serve", ts.size(), measure(o, [&] { return serve_all(r, p, out, date); }));
     };
