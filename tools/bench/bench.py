@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from harness import charts, machine, measure, report, servers, stats, wrk_compare  # noqa: E402
-from harness.scenarios import default_cells  # noqa: E402
+from harness.scenarios import cell_from_key, default_cells  # noqa: E402
 
 HEADLINE = ["plaintext/c64/closed", "pipelined/c64/closed", "short-lived/c64/closed", "json/c64/closed",
             "param/c64/closed", "echo/c64/closed", "404/c64/closed"]
@@ -48,6 +49,9 @@ def parse_args(argv):
     p.add_argument("--build", default=os.path.join(ROOT, "build", "bench"), help="build folder")
     p.add_argument("--out", help="results folder (default BUILD/results/STAMP)")
     p.add_argument("--compare-wrk", action="store_true", help="measure skiff_loadgen against wrk instead")
+    p.add_argument("--report", metavar="DIR", help="only redraw the table and charts from DIR/results.json")
+    p.add_argument("--publish", action="store_true",
+                   help="also copy the table, the charts and the JSON (less its histograms) to tools/bench/results/")
     a = p.parse_args(argv)
     a.rounds = a.rounds or (1 if a.quick else 5)
     a.duration = a.duration or (1.0 if a.quick else 2.0)
@@ -113,8 +117,37 @@ def write_charts(a, records, specs, cells):
             f.write(charts.latency_chart(title, [(n, cv) for n, cv in series if cv]))
 
 
+def publish(a, meta, records):
+    """The README's copy: the histograms stay in build/ (megabytes); the charts carry them."""
+    dest = os.path.join(HERE, "results")
+    os.makedirs(dest, exist_ok=True)
+    for name in os.listdir(a.out_dir):
+        if name.endswith((".svg", ".md")):
+            shutil.copy(os.path.join(a.out_dir, name), os.path.join(dest, name))
+    slim = [{k: v for k, v in r.items() if k != "histogram_us"} for r in records]
+    with open(os.path.join(dest, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": slim}, f, indent=None, separators=(",", ":"))
+    measure.log("published to %s" % dest)
+
+
+def redraw(a):
+    """Table and charts again from a finished run's JSON (after a change to the report)."""
+    a.out_dir = a.report
+    with open(os.path.join(a.report, "results.json")) as f:
+        data = json.load(f)
+    meta, records = data["meta"], data["records"]
+    specs = [s for s in servers.known_servers(a.build) if s.name in meta["servers"]]
+    cells = [cell_from_key(k) for k in meta["cells"]]
+    sys.stdout.write(write_outputs(a, meta, records, specs, cells))
+    if a.publish:
+        publish(a, meta, records)
+    return 0
+
+
 def main(argv):
     a = parse_args(argv)
+    if a.report:
+        return redraw(a)
     if not a.no_install:
         install(a)
     os.makedirs(os.path.join(a.out_dir, "logs"), exist_ok=True)
@@ -138,6 +171,8 @@ def main(argv):
     meta["loadavg_end"] = "%.2f %.2f %.2f" % os.getloadavg()
     md = write_outputs(a, meta, records, specs, cells)
     sys.stdout.write(md)
+    if a.publish:
+        publish(a, meta, records)
     measure.log("results: %s (results.json, results.md, *.svg)" % a.out_dir)
     return 0
 

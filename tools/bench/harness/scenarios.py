@@ -68,6 +68,13 @@ def default_cells(max_conns, rate, close_rate, matrix="default"):
     return cells
 
 
+def cell_from_key(key):
+    """The cell a key such as "plaintext/c64/open10000" names (the inverse of cell.key)."""
+    name, conns, loop = key.split("/")
+    rate = float(loop[len("open"):]) if loop.startswith("open") else 0
+    return cell(SCENARIOS[name], int(conns[1:]), rate)
+
+
 def loadgen_args(c, port, duration, warmup, server_pid):
     s = c.scenario
     args = ["-c", str(c.conns), "-d", str(duration), "--warmup", str(warmup), "--json",
