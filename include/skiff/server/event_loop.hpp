@@ -244,8 +244,7 @@ private:
     void start_connection(int fd) {
         if (set_.size() >= max_connections_ || stopping_) return reject_busy(fd);
         prepare_connection(fd);
-        conn* c = set_.add(fd);
-        if (c != nullptr) arm(*c, deadline_kind::header, opt_.header_timeout.count());
+        set_.add(fd, deadline_kind::header, now_ + opt_.header_timeout.count());
     }
 
     // Over the connection limit: a fixed 503, written without waiting, then close.

@@ -26,17 +26,20 @@ public:
 
     default_poller& poller() noexcept { return poller_; }
 
-    // Registers a new connection for reading; nullptr if the poller refused it (fd closed).
-    conn* add(int fd) {
+    // Registers a new connection for reading, with its first deadline; false if the poller
+    // refused it (the descriptor is then closed).
+    bool add(int fd, deadline_kind kind, std::int64_t deadline) {
         conn& c = pool_.acquire();
         c.fd = fd;
+        c.deadline = kind;
+        timers_.arm(c, deadline);
         ++size_;
         if (poller_.add(fd, &c, watch_read)) {
             remove(c);
-            return nullptr;
+            return false;
         }
         c.watching = watch_read;
-        return &c;
+        return true;
     }
 
     void remove(conn& c) noexcept {

@@ -43,22 +43,25 @@ public:
 
     default_poller& poller() noexcept { return poller_; }
 
-    conn* add(int fd) {
+    // As local_set::add. Everything about the connection is set before it is registered: from
+    // that moment another thread may own it, and this one must not touch it again.
+    bool add(int fd, deadline_kind kind, std::int64_t deadline) {
         conn* c = nullptr;
         {
             std::lock_guard<std::mutex> g(pool_lock_);
             c = &pool_.acquire();
             c->fd = fd;
             c->expired.store(false, std::memory_order_relaxed);
-            c->due.store(0, std::memory_order_relaxed);
         }
-        size_.fetch_add(1, std::memory_order_relaxed);
+        c->deadline = kind;
+        arm(*c, deadline);
         c->watching = watch_read;
+        size_.fetch_add(1, std::memory_order_relaxed);
         if (poller_.add(fd, c, watch_read, poll_mode::oneshot)) {
             remove(*c);
-            return nullptr;
+            return false;
         }
-        return c;
+        return true;
     }
 
     void remove(conn& c) noexcept {
