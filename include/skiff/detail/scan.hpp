@@ -16,17 +16,23 @@
 
 namespace skiff::detail {
 
-inline const char* scan_tchars(const char* p, const char* end) noexcept {
-    // Unrolled so the compiler keeps the table base in a register (measured: fewer loads).
+// First byte of [p, end) not in `table`. Unrolled so the compiler keeps the table base in a
+// register (measured: fewer loads per byte than the plain loop).
+inline const char* scan_table(const char* p, const char* end, const char_table& table) noexcept {
+    auto in = [&](char c) { return table[static_cast<unsigned char>(c)]; };
     while (end - p >= 4) {
-        if (!is_tchar(p[0])) return p;
-        if (!is_tchar(p[1])) return p + 1;
-        if (!is_tchar(p[2])) return p + 2;
-        if (!is_tchar(p[3])) return p + 3;
+        if (!in(p[0])) return p;
+        if (!in(p[1])) return p + 1;
+        if (!in(p[2])) return p + 2;
+        if (!in(p[3])) return p + 3;
         p += 4;
     }
-    while (p < end && is_tchar(*p)) ++p;
+    while (p < end && in(*p)) ++p;
     return p;
+}
+
+inline const char* scan_host_chars(const char* p, const char* end) noexcept {
+    return scan_table(p, end, host_char_table);
 }
 
 inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
@@ -74,7 +80,33 @@ inline const char* scan_target_chars(const char* p, const char* end) noexcept {
     }
     return scan_target_chars_scalar(p, end);
 }
+
+// First byte of [p, end) that is not a tchar. Field names and methods are nearly always
+// letters, digits and '-': 16 of those are checked at a time, and the table takes over at the
+// first other byte (the ':' that ends a name, or a rarer tchar such as '_').
+// Measured (callgrind, tools/bench/parser_bench, g++ -O2): the 715-byte browser request of
+// 15 fields went from 3,379 to 3,020 instructions a parse; the 66-byte one of 3 short fields
+// from 917 to 931 (a 4-byte name pays the set-up).
+inline const char* scan_tchars(const char* p, const char* end) noexcept {
+    const __m128i before_a = _mm_set1_epi8('a' - 1), after_z = _mm_set1_epi8('z' + 1);
+    const __m128i before_0 = _mm_set1_epi8('0' - 1), after_9 = _mm_set1_epi8('9' + 1);
+    const __m128i dash = _mm_set1_epi8('-'), case_bit = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i lower = _mm_or_si128(v, case_bit);  // signed compares: bytes >= 0x80 fail both
+        __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, before_a), _mm_cmplt_epi8(lower, after_z));
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, before_0), _mm_cmplt_epi8(v, after_9));
+        __m128i ok = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(v, dash));
+        int mask = ~_mm_movemask_epi8(ok) & 0xffff;
+        if (mask == 0) { p += 16; continue; }
+        p += first_set(mask);
+        if (!is_tchar(*p)) return p;
+        ++p;
+    }
+    return scan_table(p, end, tchar_table);
+}
 #else
+inline const char* scan_tchars(const char* p, const char* end) noexcept { return scan_table(p, end, tchar_table); }
 inline const char* scan_field_chars(const char* p, const char* end) noexcept {
     return scan_field_chars_scalar(p, end);
 }

@@ -86,29 +86,28 @@ inline bool note_coding(std::string_view item, field_facts& f) noexcept {
     std::string_view after = trim_ows(item.substr(token.size()));
     if (token.empty() || (!after.empty() && after.front() != ';')) return false;
     ++f.coding_count;
-    f.chunked_last = after.empty() && iequals_lower(token, "chunked");  // chunked takes no parameters
+    f.chunked_last = after.empty() && iequals_token(token, "chunked");  // chunked takes no parameters
     if (f.chunked_last) ++f.chunked_count;
     else f.coding_unsupported = true;
     return true;
 }
 
 inline bool note_connection(std::string_view item, field_facts& f) noexcept {
-    if (iequals_lower(item, "close")) f.conn_close = true;
-    else if (iequals_lower(item, "keep-alive")) f.conn_keep_alive = true;
+    if (iequals_token(item, "close")) f.conn_close = true;
+    else if (iequals_token(item, "keep-alive")) f.conn_keep_alive = true;
     return true;
 }
 
 // RFC 9110 §10.1.1: Expect = #expectation, and 100-continue is the only one defined. An
 // empty element asks for nothing (§5.6.1), so "Expect:" alone is not a 417.
 inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
-    (iequals_lower(item, "100-continue") ? f.expect_continue : f.expect_other) = true;
+    (iequals_token(item, "100-continue") ? f.expect_continue : f.expect_other) = true;
     return true;
 }
 
 inline parse_status note_host(std::string_view v, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
-    for (char c : v)
-        if (!is_host_char(c)) return parse_status::bad_request;
+    if (scan_host_chars(v.data(), v.data() + v.size()) != v.data() + v.size()) return parse_status::bad_request;
     if (!f.host_from_target) h.host = v;
     return parse_status::complete;
 }
@@ -122,27 +121,41 @@ inline parse_status note_length(std::string_view v, request_head& h, field_facts
     return parse_status::complete;
 }
 
+// A cheap, inlined first look: only a field whose length and first letter fit one of the
+// five names below can matter, so the others (most fields) skip the call to note_field.
+inline bool may_be_framing_field(std::string_view n) noexcept {
+    char first = static_cast<char>(n.empty() ? 0 : n[0] | 0x20);
+    switch (n.size()) {
+    case 4: return first == 'h';
+    case 6: return first == 'e';
+    case 10:
+    case 14: return first == 'c';
+    case 17: return first == 't';
+    default: return false;
+    }
+}
+
 // The fields that change how the message is read, picked out by length first so that the
 // common fields cost one switch.
 inline parse_status note_field(const header_field& fld, request_head& h, field_facts& f) noexcept {
     std::string_view n = fld.name;
     switch (n.size()) {
     case 4:
-        if (iequals_lower(n, "host")) return note_host(fld.value, h, f);
+        if (iequals_token(n, "host")) return note_host(fld.value, h, f);
         break;
     case 6:
-        if (iequals_lower(n, "expect"))
+        if (iequals_token(n, "expect"))
             for_each_list_item(fld.value, [&](std::string_view i) { return note_expectation(i, f); });
         break;
     case 10:
-        if (iequals_lower(n, "connection"))
+        if (iequals_token(n, "connection"))
             for_each_list_item(fld.value, [&](std::string_view i) { return note_connection(i, f); });
         break;
     case 14:
-        if (iequals_lower(n, "content-length")) return note_length(fld.value, h, f);
+        if (iequals_token(n, "content-length")) return note_length(fld.value, h, f);
         break;
     case 17:
-        if (iequals_lower(n, "transfer-encoding")) {
+        if (iequals_token(n, "transfer-encoding")) {
             f.has_coding = true;
             auto ok = for_each_list_item(fld.value, [&](std::string_view i) { return note_coding(i, f); });
             if (!ok) return parse_status::bad_request;
@@ -169,7 +182,7 @@ inline parse_status parse_fields(const char*& pos, const char* end, request_head
         s = parse_field_line(p, window, f);
         if (s != parse_status::complete) break;
         ++h.field_count;
-        s = note_field(f, h, facts);
+        if (may_be_framing_field(f.name)) s = note_field(f, h, facts);
     }
     if (s == parse_status::complete) s = expect_crlf(p, window);
     if (s == parse_status::incomplete && static_cast<std::size_t>(window - pos) == limits.max_header_bytes)

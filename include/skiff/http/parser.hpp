@@ -23,6 +23,7 @@
 #include "skiff/http/target.hpp"
 
 #include <cstddef>      // std::size_t
+#include <cstring>      // std::memcmp
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -40,6 +41,12 @@ inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
 
 // "HTTP/" DIGIT "." DIGIT CRLF (RFC 9112 §2.3). Any prefix of a valid version is incomplete.
 inline parse_status parse_version(const char*& p, const char* end, request_head& h) noexcept {
+    if (end - p >= 10 && std::memcmp(p, "HTTP/1.", 7) == 0 && is_digit(static_cast<unsigned char>(p[7])) &&
+        p[8] == '\r' && p[9] == '\n') {  // the common case, in one compare and three checks
+        h.version_minor = p[7] == '0' ? 0 : 1;
+        p += 10;
+        return parse_status::complete;
+    }
     static constexpr char shape[] = "HTTP/0.0\r\n";  // '0' stands for any digit
     std::size_t have = static_cast<std::size_t>(end - p) < 10 ? static_cast<std::size_t>(end - p) : 10;
     for (std::size_t i = 0; i < have; ++i) {

@@ -31,8 +31,8 @@ inline bool is_authority(std::string_view a) noexcept {
 
 // "http://" or "https://" (scheme names are case-insensitive, RFC 3986 §3.1).
 inline std::size_t scheme_length(std::string_view t) noexcept {
-    if (t.size() >= 7 && iequals_lower(t.substr(0, 7), "http://")) return 7;
-    if (t.size() >= 8 && iequals_lower(t.substr(0, 8), "https://")) return 8;
+    if (t.size() >= 7 && iequals_token(t.substr(0, 7), "http://")) return 7;
+    if (t.size() >= 8 && iequals_token(t.substr(0, 8), "https://")) return 8;
     return 0;
 }
 
