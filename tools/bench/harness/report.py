@@ -65,7 +65,7 @@ def cell_table(records, specs, c, reference="skiff"):
             continue
         cpu = spread([r["server_cpu_us_per_req"] for r in recs])
         ratio = "%.2f" % (cpu[0] / ref[0]) if ref and ref[0] else "–"
-        lat = {p: spread([r["latency_us"][p] for r in recs])[0] for p in ("p50", "p99", "p99.9", "p99.99")}
+        lat = {p: spread([r["latency_us"][p] for r in recs]) for p in ("p50", "p99", "p99.9", "p99.99")}
         errors = [r["errors"]["total"] for r in recs]
         rps = spread([r["rps"] for r in recs])
         rps_text = with_range(rps, f_num)
@@ -74,7 +74,8 @@ def cell_table(records, specs, c, reference="skiff"):
         load = spread([100 * r["loadgen_cpu_s"] / r["seconds"] for r in recs])
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.0f%% |" % (
             spec.name, len(recs), rps_text, with_range(cpu, f_cpu), ratio,
-            f_lat(lat["p50"]), f_lat(lat["p99"]), f_lat(lat["p99.9"]), f_lat(lat["p99.99"]),
+            with_range(lat["p50"], f_lat), with_range(lat["p99"], f_lat), with_range(lat["p99.9"], f_lat),
+            with_range(lat["p99.99"], f_lat),
             "0" if not any(errors) else "/".join(map(str, errors)), load[0]))
     return lines + [""]
 
