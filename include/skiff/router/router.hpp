@@ -111,13 +111,13 @@ public:
     std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
         if (method_name.empty()) return "empty method name";
         for (char c : method_name)
-            if (!detail::is_tchar(c)) return "invalid method name '" + std::string(method_name) + "'";
+            if (!detail::is_tchar(c)) return detail::message({"invalid method name '", method_name, "'"});
         std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
         std::string err = trie_.check(method_name, pattern);
         if (err.empty() && !twin.empty()) {
             err = trie_.check(method_name, twin);
             if (!err.empty())
-                err += " (with trailing_slash::either, '" + std::string(pattern) + "' is also '" + twin + "')";
+                err += detail::message({" (with trailing_slash::either, '", pattern, "' is also '", twin, "')"});
         }
         if (!err.empty()) return err;
         auto index = static_cast<std::uint32_t>(handlers_.size());
