@@ -111,6 +111,13 @@ TEST_CASE("Connection: close, asked by the server or by the handler") {
     CHECK(keep.bytes.find("Connection") == std::string::npos);
 }
 
+TEST_CASE("RFC 9112 §9.3: an HTTP/1.0 response kept alive says so") {
+    CHECK(serialise([](skiff::response& r) { r.text("x"); }, false, false, true).bytes ==
+          "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\nx");
+    CHECK(serialise([](skiff::response& r) { r.text("x"); }, false, true, true).bytes ==
+          "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx");
+}
+
 TEST_CASE("an HTTP/1.0 stream of unknown length is close-delimited") {
     auto w = serialise([](skiff::response& r) { r.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }); },
                        false, false, true);

@@ -194,7 +194,7 @@ private:
         std::string_view cl(digits, static_cast<std::size_t>(length_room + sizeof length_room - digits));
         std::size_t prefix = line.size() + (has_date_ ? 0 : detail::date_cache::line_size) +
                              (type.empty() ? 0 : type.size() + 16) + (with_length ? cl.size() + 18 : 0) +
-                             (chunked ? 28 : 0) + (close_ ? 19 : 0);
+                             (chunked ? 28 : 0) + (close_ ? 19 : 0) + (keeps_http10_alive() ? 24 : 0);
         std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
         out_->reserve_more(prefix + 2 + reserve);
         char* p = out_->data() + start_;
@@ -208,10 +208,14 @@ private:
         if (with_length) p = detail::put(detail::put(detail::put(p, "Content-Length: "), cl), "\r\n");
         if (chunked) p = detail::put(p, "Transfer-Encoding: chunked\r\n");
         if (close_) p = detail::put(p, "Connection: close\r\n");
+        if (keeps_http10_alive()) p = detail::put(p, "Connection: keep-alive\r\n");
         p = detail::put(p + fields, "\r\n");
         out_->commit(prefix + 2);
         return p;
     }
+
+    // RFC 9112 §9.3: an HTTP/1.0 client closes unless the response says keep-alive.
+    bool keeps_http10_alive() const noexcept { return http10_ && !close_; }
 
     // The listed line, or "HTTP/1.1 NNN \r\n" (empty reason) built in room.
     std::string_view status_line(char (&room)[24]) const noexcept {
