@@ -86,7 +86,7 @@ inline std::int64_t tick_for(const options& o) noexcept {
 
 template <class Policy>
 class event_loop {
-    using set_type = std::conditional_t<is_shared<Policy>, shared_set, local_set>;
+    using set_type = std::conditional_t<is_shared<Policy>, shared_set<Policy>, local_set>;
     using conn = typename set_type::conn;
     using link_type = std::conditional_t<is_sharded<Policy>, shard_link<event_loop>, no_link>;
 
@@ -94,7 +94,7 @@ public:
     // single, sharded: the loop owns its connections.
     event_loop(const options& opt, const router& routes) : opt_(opt), router_(routes), set_(own_set_) {}
     // shared: every thread's loop serves the server's one set.
-    event_loop(const options& opt, const router& routes, shared_set& set)
+    event_loop(const options& opt, const router& routes, shared_set<Policy>& set)
         : opt_(opt), router_(routes), set_(set) {}
     event_loop(const event_loop&) = delete;
     event_loop& operator=(const event_loop&) = delete;
@@ -175,7 +175,7 @@ private:
         if (ev.data == listener_data()) return accept_all();
         conn& c = *static_cast<conn*>(ev.data);
         if constexpr (is_shared<Policy>) {
-            if (shared_set::take_expired(c)) {
+            if (set_type::take_expired(c)) {
                 on_deadline(c);
                 if (c.fd < 0) return;
                 return set_.event_done(c);

@@ -143,7 +143,7 @@ public:
 private:
     const options& opt_;
     const router& router_;
-    shared_set set_;
+    shared_set<Policy> set_;
     std::vector<std::unique_ptr<loop>> loops_;
 };
 

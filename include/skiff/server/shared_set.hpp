@@ -32,6 +32,9 @@ struct shared_connection : connection {
     std::atomic<bool> expired{false};         // set by the reaper, taken by the owner
 };
 
+// A template only so that a program that does not use the shared policy does not compile it
+// (its pool, locks and reaper), even though this header is always included.
+template <class Policy>
 class shared_set {
 public:
     using conn = shared_connection;
