@@ -92,3 +92,28 @@ TEST_CASE_TEMPLATE("a client that stops reading is dropped at the write deadline
     CHECK(c.reset());  // reset, so the kernel stops holding the unsent bytes for it
     CHECK(total > 0);
 }
+
+TEST_CASE_TEMPLATE("after an error answer, a client that keeps sending is cut at linger_timeout", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = short_deadlines();
+    opt.linger_timeout = std::chrono::milliseconds(300);
+    running_server<Policy> srv(routes<Policy>, opt);
+    client c(srv.port());
+    c.send("GET / HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n");  // 400: space before the colon
+    auto start = std::chrono::steady_clock::now();
+    std::string got;
+    while (!c.closed() && std::chrono::steady_clock::now() - start < 3s) {
+        try {
+            c.send("more bytes that will never be read as a request\r\n");
+        } catch (const std::exception&) {
+            break;
+        }
+        got += c.read_some(50ms);
+    }
+    got += c.read_to_close(1000ms);
+    auto rs = parse_responses(got);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 400);
+    CHECK(c.closed());
+    CHECK(std::chrono::steady_clock::now() - start < 2500ms);  // not kept for as long as it sends
+}
