@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <ostream>  // doctest prints a failed std::error_code with it
 #include <thread>
 #include <type_traits>
@@ -200,4 +201,35 @@ TEST_CASE("kqueue_poller: a reset while armed for writing only is reported reada
     REQUIRE(evs.size() == 1);
     CHECK(evs[0].readable);
     CHECK(evs[0].writable);
+}
+
+TEST_CASE("kqueue_poller: oneshot registers the filter it enables last, so whoever receives it may close at once") {
+    // The changes of one kevent() call are applied one by one (kqueue(2) RETURN VALUES): had
+    // add() enabled the read filter before adding the write filter, a thread receiving the
+    // read event could close the descriptor in between, and add() would fail with EBADF for a
+    // connection another thread had already served and closed.
+    open_poller p;
+    std::atomic<bool> done{false};
+    std::thread owner([&] {  // takes each connection it receives and closes it at once
+        for (bool idle = false; !(done && idle);) {
+            auto evs = wait_events(p, 10);
+            idle = evs.empty();
+            for (const poll_event& ev : evs) {
+                int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(ev.data));
+                p.remove(fd);
+                ::close(fd);
+            }
+        }
+    });
+    int failures = 0;
+    for (int i = 0; i < 2000; ++i) {
+        auto s = unix_pair();
+        send_text(s.b.get(), "x");
+        int fd = s.a.release();  // the owner closes it
+        void* data = reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
+        failures += p.add(fd, data, watch_read, poll_mode::oneshot) ? 1 : 0;
+    }
+    done = true;
+    owner.join();
+    CHECK(failures == 0);
 }

@@ -33,6 +33,7 @@ public:
     }
     ~fd_guard() { close(); }
     int get() const noexcept { return fd_; }
+    int release() noexcept { return std::exchange(fd_, -1); }
     void close() noexcept {
         if (fd_ >= 0) ::close(fd_);
         fd_ = -1;

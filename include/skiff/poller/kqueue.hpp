@@ -47,8 +47,9 @@ public:
     }
 
     // Both filters in one call. With no eventlist, kevent() stops at the first change that
-    // fails (kqueue(2) RETURN VALUES); the read filter is always added first, so if it is
-    // missing, nothing of fd is registered.
+    // fails (kqueue(2) RETURN VALUES); a filter it leaves goes with the close() that follows
+    // ("Calling close() on a file descriptor will remove any kevents that reference the
+    // descriptor").
     void remove(int fd) noexcept {
         struct kevent evs[2];
         EV_SET(&evs[0], static_cast<std::uintptr_t>(fd), EVFILT_READ, EV_DELETE, 0, 0, nullptr);
@@ -108,15 +109,21 @@ private:
     // registered but silent (EV_DISABLE), ready for the next modify. In oneshot mode
     // EV_DISPATCH disables a filter as it is delivered, so exactly one thread gets it, and
     // EV_ENABLE here re-arms it.
+    //
+    // The filter being enabled goes last. The changes of one call are applied one at a time,
+    // and from the moment an enabled filter is registered another thread may receive it, serve
+    // the connection and close it; this thread must then be done with fd, not still adding its
+    // other filter (which would fail, and make the caller undo a connection it no longer owns).
     std::error_code control(int fd, void* data, unsigned watch, poll_mode mode) noexcept {
         unsigned short dispatch = mode == poll_mode::oneshot ? EV_DISPATCH : 0;
         if (mode == poll_mode::oneshot && (watch & watch_write)) watch = watch_write;  // see file comment
         auto flags = [&](unsigned bit) {
             return static_cast<unsigned short>(EV_ADD | dispatch | ((watch & bit) ? EV_ENABLE : EV_DISABLE));
         };
+        bool read_last = (watch & watch_read) != 0;
         struct kevent evs[2];
-        EV_SET(&evs[0], static_cast<std::uintptr_t>(fd), EVFILT_READ, flags(watch_read), 0, 0, data);
-        EV_SET(&evs[1], static_cast<std::uintptr_t>(fd), EVFILT_WRITE, flags(watch_write), 0, 0, data);
+        EV_SET(&evs[read_last ? 1 : 0], static_cast<std::uintptr_t>(fd), EVFILT_READ, flags(watch_read), 0, 0, data);
+        EV_SET(&evs[read_last ? 0 : 1], static_cast<std::uintptr_t>(fd), EVFILT_WRITE, flags(watch_write), 0, 0, data);
         return ::kevent(kq_.get(), evs, 2, nullptr, 0, nullptr) == 0 ? std::error_code{} : last_error();
     }
 
