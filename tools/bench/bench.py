@@ -56,6 +56,7 @@ def parse_args(argv):
     a.rounds = a.rounds or (1 if a.quick else 5)
     a.duration = a.duration or (1.0 if a.quick else 2.0)
     a.warmup = a.warmup if a.warmup is not None else (0.3 if a.quick else 0.5)
+    a.build = os.path.abspath(a.build)   # the peers' launchers run in folders of their own
     a.loadgen = os.path.join(a.build, "tools", "bench", "skiff_loadgen")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     a.out_dir = a.out or os.path.join(a.build, "results", stamp)

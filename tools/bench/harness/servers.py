@@ -22,14 +22,16 @@ def known_servers(build_dir, actix=None, axum=None):
     """Every server, in the order the tables list them. A spec whose binary is missing is
     kept; the harness reports it as absent rather than dropping it silently."""
     peers = os.path.join(build_dir, "peers", "bin")
+    # The nginx and h2o launchers keep their run folders and h2o's static files there.
+    peers_env = {"PEERS_BUILD": os.path.join(build_dir, "peers")}
     specs = [
         server_spec("skiff", "skiff contract_app (POLICY=single)",
                     [os.path.join(build_dir, "tools", "bench", "contract_app")], env={"POLICY": "single"}),
         server_spec("floor", "bare epoll loop, canned response",
                     [os.path.join(peers, "floor")], routes=("plaintext",),
                     why_partial="the floor answers every request with Hello, World!; it has no router"),
-        server_spec("nginx", "nginx 1.22, return directives", [os.path.join(peers, "nginx")]),
-        server_spec("h2o", "h2o 2.2, static files + mruby", [os.path.join(peers, "h2o")]),
+        server_spec("nginx", "nginx 1.22, return directives", [os.path.join(peers, "nginx")], env=peers_env),
+        server_spec("h2o", "h2o 2.2, static files + mruby", [os.path.join(peers, "h2o")], env=peers_env),
         server_spec("hyper", "hyper 0.14 + tokio current-thread", [os.path.join(peers, "hyper")]),
         server_spec("fasthttp", "Go fasthttp", [os.path.join(peers, "fasthttp")]),
         server_spec("nethttp", "Go net/http + httprouter", [os.path.join(peers, "nethttp")]),
