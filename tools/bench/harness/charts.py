@@ -5,11 +5,17 @@ from xml.sax.saxutils import escape
 
 PALETTE = {"skiff": "#d62728", "floor": "#7f7f7f", "nginx": "#2ca02c", "h2o": "#17becf",
            "hyper": "#ff7f0e", "fasthttp": "#1f77b4", "nethttp": "#9467bd", "httplib": "#8c564b",
-           "beast": "#e377c2", "actix": "#bcbd22", "axum": "#393b79"}
+           "beast": "#e377c2", "actix": "#bcbd22", "axum": "#393b79",
+           # the threading policies (uneven-POLICY is the same policy on uneven_app)
+           "skiff-single": "#d62728", "skiff-sharded": "#1f3b8c", "skiff-shared": "#e6861b"}
 FONT = 'font-family="sans-serif" font-size="12"'
 
 
 def color(name):
+    """A server's colour; a label such as "uneven-shared ×2" takes its server's."""
+    name = name.split(" ")[0]
+    if name.startswith("uneven-"):
+        name = "skiff-" + name[len("uneven-"):]
     return PALETTE.get(name, "#444444")
 
 
@@ -29,9 +35,13 @@ def nice_step(span, ticks=5):
     return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
 
 
-def bar_panel(top, title, rows, width, left=90, right=150):
-    """One panel of horizontal bars; rows are (label, median, min, max). Returns (svg parts,
-    height used)."""
+def two_places(v):
+    return "%.2f" % v
+
+
+def bar_panel(top, title, rows, width, left=90, right=150, fmt=two_places):
+    """One panel of horizontal bars; rows are (label, median, min, max); fmt writes a value.
+    Returns (svg parts, height used)."""
     body = [text(10, top + 16, title, extra='font-weight="bold"')]
     top += 28
     scale_max = max(hi for _, _, _, hi in rows) * 1.05
@@ -46,7 +56,7 @@ def bar_panel(top, title, rows, width, left=90, right=150):
             left, y + 3, x(med) - left, row_h - 6, color(label)))
         body.append('<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" stroke="black" fill="none"/>' % (
             x(lo), y + 10, x(hi), x(lo), y + 6, y + 14, x(hi), y + 6, y + 14))
-        body.append(text(x(hi) + 6, y + 14, "%.2f (%.2f–%.2f)" % (med, lo, hi)))
+        body.append(text(x(hi) + 6, y + 14, "%s (%s–%s)" % (fmt(med), fmt(lo), fmt(hi))))
     axis_y = top + len(rows) * row_h + 4
     body.append('<path d="M%d %.1fH%.1f" stroke="black"/>' % (left, axis_y, left + plot_w))
     v = 0.0
@@ -59,15 +69,20 @@ def bar_panel(top, title, rows, width, left=90, right=150):
 
 def cpu_chart(panels, width=720):
     """panels: [(title, rows)]; rows sorted ascending by median."""
+    return bar_chart(panels, "server CPU µs per request (utime+stime / responses); bar = median, "
+                             "whisker = min–max over rounds", width=width)
+
+
+def bar_chart(panels, caption, width=720, left=90, right=150, fmt=two_places):
+    """panels: [(title, rows)], each a panel of bars (bar_panel); the caption goes below."""
     body, y = [], 0
     for title, rows in panels:
         if not rows:
             continue
-        parts, used = bar_panel(y, title, rows, width)
+        parts, used = bar_panel(y, title, rows, width, left=left, right=right, fmt=fmt)
         body += parts
         y += used + 14
-    body.append(text(10, y + 4, "server CPU µs per request (utime+stime / responses); bar = median, "
-                     "whisker = min–max over rounds", extra='fill="#555"'))
+    body.append(text(10, y + 4, caption, extra='fill="#555"'))
     return svg(width, y + 16, body)
 
 
@@ -76,7 +91,8 @@ X_TICKS = [(0, "0%"), (1, "90%"), (2, "99%"), (3, "99.9%"), (4, "99.99%"), (5, "
 
 def latency_chart(title, series, width=760, height=440):
     """series: [(name, [(x, latency_us)])] with percentile q = 1 - 10^-x; log-scaled latency."""
-    left, right, top, bottom = 70, 120, 36, 50
+    # The legend's width follows the longest name (about 7 px a character).
+    left, right, top, bottom = 70, max(120, 44 + 7 * max((len(n) for n, _ in series), default=0)), 36, 50
     pts = [v for _, curve in series for _, v in curve if v]
     if not pts:
         return svg(width, 60, [text(10, 30, title + ": no data")])
@@ -98,7 +114,7 @@ def latency_chart(title, series, width=760, height=440):
     body.append(text(left + plot_w / 2, height - 12, "percentile", "middle"))
     for i, (name, curve) in enumerate(series):
         path = " ".join("%.1f,%.1f" % (px(xv), py(v)) for xv, v in curve if v)
-        w = 3 if name == "skiff" else 1.6
+        w = 3 if name.startswith(("skiff", "uneven-")) else 1.6
         body.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="%s"/>' % (path, color(name), w))
         ly = top + 14 + i * 18
         body.append('<path d="M%d %dh20" stroke="%s" stroke-width="%s"/>' % (left + plot_w + 10, ly - 4, color(name), w))

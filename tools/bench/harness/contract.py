@@ -14,6 +14,8 @@ CASES = [
      200, "application/x-bench", ECHO_BODY),
     ("echo", "POST /echo untyped", "POST", "/echo", {}, b"ping-456", 200, "application/octet-stream", b"ping-456"),
     ("notfound", "GET /no/such/page", "GET", "/no/such/page", {}, None, 404, "text/plain", b"Not Found\n"),
+    # Not the contract's: uneven_app's slow route answers as GET / does (n = 1: this one spins).
+    ("uneven", "GET /uneven/1/1000", "GET", "/uneven/1/1000", {}, None, 200, "text/plain", b"Hello, World!"),
 ]
 
 

@@ -71,3 +71,41 @@ def skiff_version(build_dir):
     commit = first_line(["git", "-C", root, "rev-parse", "--short", "HEAD"])
     dirty = first_line(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "include"])
     return commit + (" (include/ modified)" if dirty not in ("absent", "") else "")
+
+
+def core_cpus():
+    """The CPUs this process may use, one per physical core (the lowest-numbered hardware
+    thread of each), in order: two jobs pinned to sibling threads would share one core."""
+    out, seen = [], set()
+    for cpu in sorted(os.sched_getaffinity(0)):
+        topo = "/sys/devices/system/cpu/cpu%d/topology/" % cpu
+        try:
+            with open(topo + "physical_package_id") as f, open(topo + "core_id") as g:
+                core = (f.read().strip(), g.read().strip())
+        except OSError:
+            core = cpu
+        if core not in seen:
+            seen.add(core)
+            out.append(cpu)
+    return out
+
+
+def placement(workers, cpus, load_procs=0):
+    """Where a step of a worker sweep runs: (server CPU list, [CPU list of each load generator],
+    a sentence saying so). With a core to spare, the server gets the first `workers` cores and
+    the load generators one core each of the rest, as many generators as the server has
+    workers (or load_procs); with fewer cores, the server and one generator (or load_procs)
+    share them all."""
+    cpus = list(cpus)
+    if len(cpus) > workers:
+        server, rest = cpus[:workers], cpus[workers:]
+        n = load_procs or min(workers, len(rest))
+        load = [str(rest[i % len(rest)]) for i in range(n)]
+        note = "server on CPU %s, %d load generator(s) on CPU %s" % (
+            ",".join(map(str, server)), n, ",".join(sorted(set(load), key=int)))
+        return ",".join(map(str, server)), load, note
+    shared = ",".join(map(str, cpus))
+    n = load_procs or 1
+    note = ("server and %d load generator(s) share CPU %s: %d core(s) are too few for %d worker(s) and a "
+            "generator apart" % (n, shared, len(cpus), workers))
+    return shared, [shared] * n, note

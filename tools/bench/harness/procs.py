@@ -90,8 +90,28 @@ def tree_pids(pid):
     return out
 
 
+def pinned(cmd, cpu):
+    return (["taskset", "-c", str(cpu)] + cmd) if cpu is not None else cmd
+
+
 def run_pinned(cmd, cpu, timeout):
     """Runs cmd on cpu (None: anywhere); returns (returncode, stdout, stderr)."""
-    full = (["taskset", "-c", str(cpu)] + cmd) if cpu is not None else cmd
-    p = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    p = subprocess.run(pinned(cmd, cpu), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def run_pinned_together(jobs, timeout):
+    """Starts every (cmd, cpu) of jobs at once and waits for all; returns [(returncode, stdout,
+    stderr)] in the same order. One still running at the timeout is killed (returncode < 0)."""
+    started = [subprocess.Popen(pinned(cmd, cpu), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+               for cmd, cpu in jobs]
+    end = time.monotonic() + timeout
+    results = []
+    for p in started:
+        try:
+            out, err = p.communicate(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        results.append((p.returncode, out.decode(errors="replace"), err.decode(errors="replace")))
+    return results

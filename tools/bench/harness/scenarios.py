@@ -27,6 +27,9 @@ SCENARIOS = {s.key: s for s in [
     scenario("echo", "POST /echo with a 1 KiB body, keep-alive", "echo", "/echo", method="POST", body=1024,
              length=1024),
     scenario("404", "unknown path, 404, keep-alive", "notfound", "/no/such/page", status=404, length=10),
+    # Uneven costs (uneven_app): one request in 1,000 spins 5 ms first, the rest are plaintext;
+    # rarer than 1 in 100, so that p99 shows the requests queued behind a slow one.
+    scenario("uneven", "uneven costs (1 request in 1,000 spins 5 ms), keep-alive", "uneven", "/uneven/1000/5000"),
 ]}
 
 
@@ -51,15 +54,23 @@ def default_cells(max_conns, rate, close_rate, matrix="default"):
     """The cells of a run. default: every scenario closed-loop at 64 connections, keep-alive
     and pipelined also at 256 (and 512 when allowed), and plaintext keep-alive and short-lived
     at the fixed offered rates. quick: the plaintext cells at 64 only. full: every scenario at
-    every connection count, and every scenario at the fixed rate."""
+    every connection count, and every scenario at the fixed rate. policies (for comparing
+    threading policies and worker counts): keep-alive and pipelined at 64 and 256 connections,
+    keep-alive at the fixed rate, and the uneven scenario closed-loop and at the same fixed rate. The uneven scenario is in
+    no other matrix: only uneven_app serves it."""
     counts = [c for c in (64, 256, 512) if c <= max_conns]
     S = SCENARIOS
+    if matrix == "policies":
+        return [cell(S["plaintext"], 64), cell(S["plaintext"], 256), cell(S["pipelined"], 64),
+                cell(S["pipelined"], 256), cell(S["plaintext"], 64, rate),
+                cell(S["uneven"], 64), cell(S["uneven"], 64, rate)]
     if matrix == "quick":
         return [cell(S["plaintext"], 64), cell(S["pipelined"], 64), cell(S["short-lived"], 64),
                 cell(S["plaintext"], 64, rate)]
     if matrix == "full":
-        closed = [cell(s, c) for s in S.values() for c in counts]
-        fixed = [cell(s, 64, close_rate if s.close else rate) for s in S.values() if s.depth == 1]
+        everyday = [s for s in S.values() if s.key != "uneven"]
+        closed = [cell(s, c) for s in everyday for c in counts]
+        fixed = [cell(s, 64, close_rate if s.close else rate) for s in everyday if s.depth == 1]
         return closed + fixed
     cells = [cell(S["plaintext"], c) for c in counts]
     cells += [cell(S["pipelined"], c) for c in counts if c <= 256]
