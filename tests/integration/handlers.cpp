@@ -49,7 +49,7 @@ TEST_CASE_TEMPLATE("a handler that throws gets a 500, and the connection and ser
     CHECK(rs[0].body == "hello");
 }
 
-TEST_CASE_TEMPLATE("HEAD, 204 and 304 carry no body; everything else has Content-Length", Policy,
+TEST_CASE_TEMPLATE("HEAD, 204 and 304 carry no body, and everything else has Content-Length", Policy,
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(routes<Policy>);
     client c(srv.port());

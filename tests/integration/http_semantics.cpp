@@ -139,7 +139,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §7.6.1: close anywhere in a Connection token list 
     CHECK(c.closed());
 }
 
-TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 keep-alive serves pipelined requests; without it, one", Policy,
+TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 keep-alive serves pipelined requests, and without it only one", Policy,
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(routes<Policy>, small_limits());
     client keep(srv.port());

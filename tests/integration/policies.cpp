@@ -85,6 +85,7 @@ TEST_CASE_TEMPLATE("workers, the start hook and CPU pinning", Policy, skiff::sha
             REQUIRE(read_responses(c, 1).size() == 1);
         }
     }
+    std::lock_guard<std::mutex> g(m);  // the workers are joined; the lock is for the checker's sake
     CHECK(started == std::set<unsigned>{0, 1, 2});
     CHECK(cpus_seen == std::set<int>{0});
 }
@@ -106,6 +107,7 @@ TEST_CASE("sharded without SO_REUSEPORT: one acceptor hands connections to every
     for (int i = 0; i < 9; ++i) clients.push_back(std::make_unique<client>(srv.port()));
     for (auto& c : clients) c->send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     for (auto& c : clients) CHECK(read_responses(*c, 1).size() == 1);
+    std::lock_guard<std::mutex> g(m);
     CHECK(serving_threads.size() == 3);  // round-robin reached every loop
 }
 

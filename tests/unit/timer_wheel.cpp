@@ -31,7 +31,7 @@ TEST_CASE("a deadline fires at its tick, not before") {
     CHECK(w.empty());
 }
 
-TEST_CASE("arming later is lazy; arming earlier moves the node at once") {
+TEST_CASE("arming later is lazy, and arming earlier moves the node at once") {
     timer_wheel w;
     w.init(0, 10, 64);
     timer_node n;

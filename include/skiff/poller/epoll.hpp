@@ -44,14 +44,19 @@ public:
     void remove(int fd) noexcept { ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, fd, nullptr); }
 
     // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
-    // ends the wait early and sets woken(). Returns n, 0 on timeout or interruption.
-    int wait(poll_event* out, int max, int timeout_ms) noexcept {
+    // ends the wait early and sets `woken` (which is only ever set, never cleared, here: one
+    // flag per caller, so threads sharing a poller share no state). Returns n, 0 on timeout.
+    int wait(poll_event* out, int max, int timeout_ms, bool& woken) noexcept {
         epoll_event evs[max_batch];
         if (max > max_batch) max = max_batch;
         int n = ::epoll_wait(ep_.get(), evs, max, timeout_ms);
         int kept = 0;
         for (int i = 0; i < n; ++i) {
-            if (evs[i].data.ptr == &wake_fd_) { drain_wake(); continue; }
+            if (evs[i].data.ptr == &wake_fd_) {
+                drain_wake();
+                woken = true;
+                continue;
+            }
             std::uint32_t e = evs[i].events;
             bool failed = (e & (EPOLLERR | EPOLLHUP)) != 0;
             out[kept++] = {evs[i].data.ptr, failed || (e & (EPOLLIN | EPOLLRDHUP)) != 0,
@@ -64,13 +69,6 @@ public:
     void wake() noexcept {
         std::uint64_t one = 1;
         [[maybe_unused]] auto r = ::write(wake_fd_.get(), &one, sizeof one);
-    }
-
-    // True once after a wait() that a wake() ended; the flag then clears.
-    bool take_wake() noexcept {
-        bool w = woken_;
-        woken_ = false;
-        return w;
     }
 
     static constexpr int max_batch = 256;
@@ -88,16 +86,14 @@ private:
     }
 
     void drain_wake() noexcept {
-        std::uint64_t count;
+        std::uint64_t count;  // several threads may read at once: one gets it, the rest EAGAIN
         [[maybe_unused]] auto r = ::read(wake_fd_.get(), &count, sizeof count);
-        woken_ = true;
     }
 
     static std::error_code last_error() noexcept { return {errno, std::system_category()}; }
 
     unique_fd ep_;
     unique_fd wake_fd_;
-    bool woken_ = false;
 };
 
 } // namespace skiff::detail

@@ -58,8 +58,8 @@ public:
     }
 
     // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
-    // ends the wait early and sets woken(). Returns n, 0 on timeout or interruption.
-    int wait(poll_event* out, int max, int timeout_ms) noexcept {
+    // ends the wait early and sets `woken`. Returns n, 0 on timeout or interruption.
+    int wait(poll_event* out, int max, int timeout_ms, bool& woken) noexcept {
         struct kevent evs[max_batch];
         if (max > max_batch) max = max_batch;
         timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000L};
@@ -67,7 +67,7 @@ public:
         int kept = 0;
         for (int i = 0; i < n; ++i) {
             if (evs[i].filter == EVFILT_USER) {
-                woken_ = true;
+                woken = true;
                 continue;
             }
             // EV_EOF on the write filter means the connection is gone (kqueue(2) EVFILT_WRITE),
@@ -90,13 +90,6 @@ public:
         struct kevent ev;
         EV_SET(&ev, wake_ident, EVFILT_USER, 0, NOTE_TRIGGER, 0, nullptr);
         ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
-    }
-
-    // True once after a wait() that a wake() ended; the flag then clears.
-    bool take_wake() noexcept {
-        bool w = woken_;
-        woken_ = false;
-        return w;
     }
 
     static constexpr int max_batch = 256;
@@ -130,7 +123,6 @@ private:
     static std::error_code last_error() noexcept { return {errno, std::system_category()}; }
 
     unique_fd kq_;
-    bool woken_ = false;
 };
 
 } // namespace skiff::detail

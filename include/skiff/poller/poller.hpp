@@ -1,5 +1,5 @@
 // The one place that picks the poller backend. Both backends have the same members:
-// open, add, modify, remove, wait, wake, take_wake (see epoll.hpp for the contract).
+// open, add, modify, remove, wait, wake (see epoll.hpp for the contract).
 #ifndef SKIFF_POLLER_POLLER_HPP
 #define SKIFF_POLLER_POLLER_HPP
 

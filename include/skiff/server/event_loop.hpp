@@ -125,9 +125,10 @@ public:
     void run() {
         poll_event events[epoll_batch];
         while (!drained()) {
-            int n = set_.poller().wait(events, epoll_batch, wait_timeout());
+            bool woken = false;
+            int n = set_.poller().wait(events, epoll_batch, wait_timeout(), woken);
             tick_clock();
-            if (set_.poller().take_wake() || is_shared<Policy>) on_wake();
+            if (woken || is_shared<Policy>) on_wake();
             for (int i = 0; i < n; ++i) dispatch(events[i]);
             set_.expire(now_, [this](conn& c) { on_deadline(c); });
             if (accept_paused_ && now_ >= accept_retry_at_) resume_accepting();
@@ -171,19 +172,22 @@ private:
         }
     }
 
+    // Once c is closed it must not be touched: under the shared policy another thread may
+    // already have been given its slot for a new connection. closed_ says whether it was.
     void dispatch(const poll_event& ev) {
         if (ev.data == listener_data()) return accept_all();
         conn& c = *static_cast<conn*>(ev.data);
+        closed_ = nullptr;
         if constexpr (is_shared<Policy>) {
             if (set_type::take_expired(c)) {
                 on_deadline(c);
-                if (c.fd < 0) return;
-                return set_.event_done(c);
+                if (closed_ != &c) set_.event_done(c);
+                return;
             }
         }
         if (ev.writable && (c.watching & watch_write)) on_writable(c);
-        if (c.fd >= 0 && ev.readable && (c.watching & watch_read)) on_readable(c);
-        if (c.fd >= 0) set_.event_done(c);
+        if (closed_ != &c && ev.readable && (c.watching & watch_read)) on_readable(c);
+        if (closed_ != &c) set_.event_done(c);
     }
 
     // ---- accept -------------------------------------------------------------------------
@@ -563,6 +567,7 @@ private:
 
     void close_now(conn& c) {
         if (c.in.capacity() != 0) pool_.release(c.in);
+        closed_ = &c;
         set_.remove(c);
         if (accept_paused_) resume_accepting();
     }
@@ -639,6 +644,7 @@ private:
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
     std::size_t consumed_ = 0;
+    const conn* closed_ = nullptr;  // the connection dispatch() is on, once closed
     std::size_t max_connections_ = static_cast<std::size_t>(-1);
     std::int64_t now_ = 0;
     std::int64_t stop_deadline_ = 0;

@@ -107,7 +107,12 @@ public:
             std::int64_t due = c.due.load(std::memory_order_relaxed);
             bool idle = c.due_kind.load(std::memory_order_relaxed) == deadline_kind::idle;
             bool hit = (due != 0 && due <= now_ms) || (stopping && idle) || past_stop;
-            if (hit && !c.expired.exchange(true)) ::shutdown(c.fd, past_stop ? SHUT_RDWR : SHUT_RD);
+            // Only header and body deadlines are answered (408), so only they keep the write
+            // side; shutting both is also what wakes a kqueue descriptor armed for writing
+            // only (EV_EOF on EVFILT_WRITE): a write stall would otherwise never be seen.
+            deadline_kind kind = c.due_kind.load(std::memory_order_relaxed);
+            bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
+            if (hit && !c.expired.exchange(true)) ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
         });
     }
 

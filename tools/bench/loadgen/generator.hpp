@@ -129,7 +129,8 @@ private:
     // One loop turn: wait, handle what is ready, move the phase on, send what is due.
     void turn() {
         skiff::detail::poll_event events[skiff::detail::default_poller::max_batch];
-        int n = poller_.wait(events, skiff::detail::default_poller::max_batch, -1);
+        bool woken = false;  // this generator never wakes its poller
+        int n = poller_.wait(events, skiff::detail::default_poller::max_batch, -1, woken);
         now_ = now_ns();
         for (int i = 0; i < n; ++i) {
             // epoll reports each registered descriptor at most once per wait, so a connection
