@@ -2283,6 +2283,14 @@ public:
 
     method_mask all_methods() const noexcept { return all_methods_; }
 
+    // Whether any route at all accepts this method.
+    bool routes_method(method verb, std::string_view name) const noexcept {
+        if (verb != method::other) return ((all_methods_ >> static_cast<unsigned>(verb)) & 1u) != 0;
+        for (const std::string& o : other_names_)
+            if (o == name) return true;
+        return false;
+    }
+
 private:
     // Depth-first over the nodes that match all of path, in precedence order, calling
     // on_match(node) for each node with handlers until it returns true. params holds the
@@ -3083,7 +3091,7 @@ public:
     void on_not_found(handler h) { not_found_ = std::move(h); }
     void on_method_not_allowed(handler h) { not_allowed_ = std::move(h); }
 
-    // Answers req: runs the matching handler, or writes the 400/404/405/OPTIONS response.
+    // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
     void serve(request& req, response& res) const {
         route_params& params = detail::request_access::params(req);
@@ -3093,6 +3101,7 @@ public:
             return handlers_[m.handler - 1](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
+        if (!implemented(req.verb(), req.method())) return res.status(501).text("Not Implemented\n");
         bool asterisk = req.verb() == method::options && req.path() == "*";
         if (m.allowed == 0 && !asterisk) {
             res.status(404);
@@ -3122,6 +3131,22 @@ public:
     std::size_t size() const noexcept { return handlers_.size(); }
 
 private:
+    // RFC 9110 §9.1: a method the server recognises for no resource gets 501, not 405. The
+    // methods every HTTP server is expected to know answer 405 with Allow instead; TRACE,
+    // CONNECT and extension methods are 501 unless some route takes them.
+    bool implemented(method verb, std::string_view name) const noexcept {
+        switch (verb) {
+        case method::get:
+        case method::head:
+        case method::post:
+        case method::put:
+        case method::delete_:
+        case method::patch:
+        case method::options: return true;
+        default: return trie_.routes_method(verb, name);
+        }
+    }
+
     // "/a" <-> "/a/". None for "/" (its other spelling is no path) or for a pattern ending in a
     // wildcard, which matches a trailing slash already; a bad pattern is left to check().
     static std::string other_spelling(std::string_view p) {

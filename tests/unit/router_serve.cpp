@@ -124,7 +124,7 @@ struct serve_case {
 // always (the router answers it), then extension methods in registration order.
 constexpr std::string_view users_allow = "GET, HEAD, PUT, DELETE, OPTIONS, LINK";
 
-constexpr std::array<serve_case, 43> serve_cases{{
+constexpr std::array<serve_case, 46> serve_cases{{
     // name                                 request line                        status allow              body
     {"root",                                "GET /",                            200, "-",                 "GET /"},
     {"param",                               "GET /users/7",                     200, "-",                 "GET /users/:id id=7"},
@@ -157,8 +157,11 @@ constexpr std::array<serve_case, 43> serve_cases{{
     {"405 with Allow",                      "POST /users/7",                    405, users_allow,         "Method Not Allowed\n"},
     {"405 unions static and param routes",  "PATCH /users/new",                 405, users_allow,         "Method Not Allowed\n"},
     {"405 lists extension methods",         "GET /cache/x",                     405, "OPTIONS, PURGE",    "Method Not Allowed\n"},
-    {"405 for a lowercase method",          "get /users/7",                     405, users_allow,         "Method Not Allowed\n"},
-    {"405 for an unknown extension",        "UNLINK /users/7",                  405, users_allow,         "Method Not Allowed\n"},
+    {"RFC 9110 §9.1: unrouted method 501",  "UNLINK /users/7",                  501, "-",                 "Not Implemented\n"},
+    {"methods are case-sensitive: 501",     "get /users/7",                     501, "-",                 "Not Implemented\n"},
+    {"unrouted method on unknown path",     "UNLINK /nowhere",                  501, "-",                 "Not Implemented\n"},
+    {"a routed extension elsewhere: 405",   "LINK /files/x",                    405, "GET, HEAD, OPTIONS", "Method Not Allowed\n"},
+    {"DELETE on a path without it: 405",    "DELETE /trace",                    405, "OPTIONS, TRACE",    "Method Not Allowed\n"},
     {"GET where only HEAD is",              "GET /only-head",                   405, "HEAD, OPTIONS",     "Method Not Allowed\n"},
     {"405 without GET lists no HEAD",       "GET /post-only",                   405, "POST, OPTIONS",     "Method Not Allowed\n"},
     {"TRACE listed",                        "GET /trace",                       405, "OPTIONS, TRACE",    "Method Not Allowed\n"},

@@ -330,6 +330,14 @@ public:
 
     method_mask all_methods() const noexcept { return all_methods_; }
 
+    // Whether any route at all accepts this method.
+    bool routes_method(method verb, std::string_view name) const noexcept {
+        if (verb != method::other) return ((all_methods_ >> static_cast<unsigned>(verb)) & 1u) != 0;
+        for (const std::string& o : other_names_)
+            if (o == name) return true;
+        return false;
+    }
+
 private:
     // Depth-first over the nodes that match all of path, in precedence order, calling
     // on_match(node) for each node with handlers until it returns true. params holds the
