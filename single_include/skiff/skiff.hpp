@@ -3584,8 +3584,9 @@ public:
         poller_.modify(c.fd, &c, w);
     }
 
-    // Level-triggered: nothing to re-arm after an event.
+    // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to.
     void event_done(conn&) noexcept {}
+    static void take_ownership(conn&) noexcept {}
 
     void arm(conn& c, std::int64_t deadline) noexcept { timers_.arm(c, deadline); }
 
@@ -3644,6 +3645,11 @@ struct shared_connection : connection {
     std::atomic<std::int64_t> due{0};         // deadline in ms, 0 when none
     std::atomic<deadline_kind> due_kind{deadline_kind::idle};
     std::atomic<bool> expired{false};         // set by the reaper, taken by the owner
+    // Hands the connection from the thread that re-arms it to the thread the poller gives it
+    // to next. The poller orders the two already; this says so in terms the C++ memory model
+    // (and ThreadSanitizer, which cannot see through epoll) understands. A plain store and
+    // load on x86.
+    std::atomic<std::uint32_t> handoff{0};
 };
 
 // A template only so that a program that does not use the shared policy does not compile it
@@ -3674,6 +3680,7 @@ public:
         arm(*c, deadline);
         c->watching = watch_read;
         size_.fetch_add(1, std::memory_order_relaxed);
+        c->handoff.store(0, std::memory_order_release);
         if (poller_.add(fd, c, watch_read, poll_mode::oneshot)) {
             remove(*c);
             return false;
@@ -3694,8 +3701,13 @@ public:
     // Recorded here, given to the poller when the event is done (one re-arm per event).
     void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
     void event_done(conn& c) noexcept {
-        if (c.fd >= 0) poller_.modify(c.fd, &c, c.watching, poll_mode::oneshot);
+        int fd = c.fd;  // read before the hand-off: from then on c belongs to the next thread
+        std::uint8_t watching = c.watching;
+        c.handoff.store(0, std::memory_order_release);
+        poller_.modify(fd, &c, watching, poll_mode::oneshot);
     }
+    // The receiving side of handoff, first thing when an event for c arrives.
+    static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
 
     void arm(conn& c, std::int64_t deadline) noexcept {
         c.due_kind.store(c.deadline, std::memory_order_relaxed);
@@ -3900,6 +3912,7 @@ public:
             listener_ = std::move(listener);
             if (listener_)
                 if (auto ec = set_.poller().add(listener_.get(), &listener_, watch_read)) return ec;
+            port_ = listener_ ? local_port(listener_.get()) : 0;
         }
         limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
@@ -3932,7 +3945,9 @@ public:
     // sharded servers set their stop flag first (see on_wake).
     void wake() noexcept { set_.poller().wake(); }
 
-    std::uint16_t port() const noexcept { return listener_ ? local_port(listener_.get()) : 0; }
+    // The port listened on, kept from open(): any thread may ask, while the listener itself
+    // belongs to the loop's thread (which closes it on stop).
+    std::uint16_t port() const noexcept { return port_; }
     std::size_t connection_count() const noexcept { return set_.size(); }
     void set_connection_limit(std::size_t n) noexcept { max_connections_ = n; }
     link_type& link() noexcept { return link_; }
@@ -3969,6 +3984,7 @@ private:
     void dispatch(const poll_event& ev) {
         if (ev.data == listener_data()) return accept_all();
         conn& c = *static_cast<conn*>(ev.data);
+        set_type::take_ownership(c);
         closed_ = nullptr;
         if constexpr (is_shared<Policy>) {
             if (set_type::take_expired(c)) {
@@ -4390,10 +4406,13 @@ private:
         stopping_ = true;
         std::int64_t deadline = now_ + opt_.stop_timeout.count();
         if constexpr (is_shared<Policy>) {
+            // Other threads may still be in accept_all() with this descriptor, so it is not
+            // closed (its number could be reused under them) but shut: Linux then stops
+            // listening, and new connections are refused. The runner closes it after joining.
             if (set_.begin_stop(deadline)) {
                 set_.listener_open.store(false);
                 set_.poller().remove(set_.listener.get());
-                set_.listener.reset();
+                ::shutdown(set_.listener.get(), SHUT_RDWR);
             }
             return;  // the reaper closes idle connections (see shared_set.hpp)
         } else {
@@ -4441,6 +4460,7 @@ private:
     std::int64_t now_ = 0;
     std::int64_t stop_deadline_ = 0;
     std::int64_t accept_retry_at_ = 0;
+    std::uint16_t port_ = 0;
     bool stopping_ = false;
     bool accept_paused_ = false;
 };

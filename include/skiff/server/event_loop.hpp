@@ -108,6 +108,7 @@ public:
             listener_ = std::move(listener);
             if (listener_)
                 if (auto ec = set_.poller().add(listener_.get(), &listener_, watch_read)) return ec;
+            port_ = listener_ ? local_port(listener_.get()) : 0;
         }
         limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
@@ -140,7 +141,9 @@ public:
     // sharded servers set their stop flag first (see on_wake).
     void wake() noexcept { set_.poller().wake(); }
 
-    std::uint16_t port() const noexcept { return listener_ ? local_port(listener_.get()) : 0; }
+    // The port listened on, kept from open(): any thread may ask, while the listener itself
+    // belongs to the loop's thread (which closes it on stop).
+    std::uint16_t port() const noexcept { return port_; }
     std::size_t connection_count() const noexcept { return set_.size(); }
     void set_connection_limit(std::size_t n) noexcept { max_connections_ = n; }
     link_type& link() noexcept { return link_; }
@@ -177,6 +180,7 @@ private:
     void dispatch(const poll_event& ev) {
         if (ev.data == listener_data()) return accept_all();
         conn& c = *static_cast<conn*>(ev.data);
+        set_type::take_ownership(c);
         closed_ = nullptr;
         if constexpr (is_shared<Policy>) {
             if (set_type::take_expired(c)) {
@@ -598,10 +602,13 @@ private:
         stopping_ = true;
         std::int64_t deadline = now_ + opt_.stop_timeout.count();
         if constexpr (is_shared<Policy>) {
+            // Other threads may still be in accept_all() with this descriptor, so it is not
+            // closed (its number could be reused under them) but shut: Linux then stops
+            // listening, and new connections are refused. The runner closes it after joining.
             if (set_.begin_stop(deadline)) {
                 set_.listener_open.store(false);
                 set_.poller().remove(set_.listener.get());
-                set_.listener.reset();
+                ::shutdown(set_.listener.get(), SHUT_RDWR);
             }
             return;  // the reaper closes idle connections (see shared_set.hpp)
         } else {
@@ -649,6 +656,7 @@ private:
     std::int64_t now_ = 0;
     std::int64_t stop_deadline_ = 0;
     std::int64_t accept_retry_at_ = 0;
+    std::uint16_t port_ = 0;
     bool stopping_ = false;
     bool accept_paused_ = false;
 };

@@ -57,8 +57,9 @@ public:
         poller_.modify(c.fd, &c, w);
     }
 
-    // Level-triggered: nothing to re-arm after an event.
+    // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to.
     void event_done(conn&) noexcept {}
+    static void take_ownership(conn&) noexcept {}
 
     void arm(conn& c, std::int64_t deadline) noexcept { timers_.arm(c, deadline); }
 
