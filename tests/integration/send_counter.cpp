@@ -30,6 +30,14 @@ Fn next(const char* name) {
     return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
 }
 
+// Looked up before main(), not on first use: a signal handler may be the first to write
+// (skiff's stop() wakes the loop with write()), and dlsym is not async-signal-safe. A call
+// made before these are set (another file's static initialiser) looks the function up then.
+ssize_t (*real_send)(int, const void*, size_t, int) = next<ssize_t (*)(int, const void*, size_t, int)>("send");
+ssize_t (*real_sendmsg)(int, const struct msghdr*, int) = next<ssize_t (*)(int, const struct msghdr*, int)>("sendmsg");
+ssize_t (*real_write)(int, const void*, size_t) = next<ssize_t (*)(int, const void*, size_t)>("write");
+ssize_t (*real_writev)(int, const struct iovec*, int) = next<ssize_t (*)(int, const struct iovec*, int)>("writev");
+
 } // namespace
 
 namespace skiff_test {
@@ -43,27 +51,27 @@ long counted_writes() { return writes.load(); }
 extern "C" {
 
 ssize_t send(int fd, const void* buf, size_t len, int flags) {
-    static auto real = next<ssize_t (*)(int, const void*, size_t, int)>("send");
     note(fd);
-    return real(fd, buf, len, flags);
+    if (real_send == nullptr) real_send = next<ssize_t (*)(int, const void*, size_t, int)>("send");
+    return real_send(fd, buf, len, flags);
 }
 
 ssize_t sendmsg(int fd, const struct msghdr* msg, int flags) {
-    static auto real = next<ssize_t (*)(int, const struct msghdr*, int)>("sendmsg");
     note(fd);
-    return real(fd, msg, flags);
+    if (real_sendmsg == nullptr) real_sendmsg = next<ssize_t (*)(int, const struct msghdr*, int)>("sendmsg");
+    return real_sendmsg(fd, msg, flags);
 }
 
 ssize_t write(int fd, const void* buf, size_t len) {
-    static auto real = next<ssize_t (*)(int, const void*, size_t)>("write");
     note(fd);
-    return real(fd, buf, len);
+    if (real_write == nullptr) real_write = next<ssize_t (*)(int, const void*, size_t)>("write");
+    return real_write(fd, buf, len);
 }
 
 ssize_t writev(int fd, const struct iovec* iov, int count) {
-    static auto real = next<ssize_t (*)(int, const struct iovec*, int)>("writev");
     note(fd);
-    return real(fd, iov, count);
+    if (real_writev == nullptr) real_writev = next<ssize_t (*)(int, const struct iovec*, int)>("writev");
+    return real_writev(fd, iov, count);
 }
 
 } // extern "C"
