@@ -41,6 +41,7 @@ def parse_args(argv):
                    help="full: every scenario at every connection count and at the fixed rate; policies: "
                         "keep-alive and pipelined at 64 and 256 connections and the uneven-cost scenario")
     p.add_argument("--servers", help="comma-separated subset (default: all)")
+    p.add_argument("--cells", help="only these cells of the matrix, by key (e.g. uneven/c64/open10000)")
     p.add_argument("--max-conns", type=int, default=512, help="largest connection count (64, 256, 512)")
     p.add_argument("--rate", type=float, default=10000, help="fixed offered rate, keep-alive and uneven (req/s)")
     p.add_argument("--close-rate", type=float, default=4000, help="fixed offered rate, short-lived (req/s)")
@@ -55,6 +56,9 @@ def parse_args(argv):
                    help="measure at each worker count, e.g. 1,2,4,8; places server and load generators itself")
     p.add_argument("--cpus", help="with --workers-sweep: the CPUs to place them on (default: one per physical "
                                   "core this process may use)")
+    p.add_argument("--name", default="policies",
+                   help="with --policies or --workers-sweep: the name of the run's files (default policies: "
+                        "policies.json, policies.md, policies-*.svg)")
     p.add_argument("--actix", help="actix-web binary serving the contract (or SKIFF_BENCH_ACTIX)")
     p.add_argument("--axum", help="axum binary serving the contract (or SKIFF_BENCH_AXUM)")
     p.add_argument("--no-install", action="store_true", help="skip tools/bench/install.sh")
@@ -62,7 +66,7 @@ def parse_args(argv):
     p.add_argument("--out", help="results folder (default BUILD/results/STAMP)")
     p.add_argument("--compare-wrk", action="store_true", help="measure skiff_loadgen against wrk instead")
     p.add_argument("--report", metavar="DIR",
-                   help="only redraw the table and charts from DIR/results.json (or DIR/policies.json)")
+                   help="only redraw the table and charts from DIR/results.json (or DIR/NAME.json, --name)")
     p.add_argument("--publish", action="store_true",
                    help="also copy the table, the charts and the JSON (less its histograms) to tools/bench/results/")
     a = p.parse_args(argv)
@@ -79,8 +83,9 @@ def parse_args(argv):
     if unknown:
         p.error("--policies: unknown %s (want %s)" % (",".join(sorted(unknown)), ",".join(servers.POLICIES)))
     a.sweep = [int(w) for w in a.workers_sweep.split(",")] if a.workers_sweep else []
-    # A sweep, or several policies, is reported by worker count: policies.md, not results.md.
-    a.run_name = "policies" if a.sweep or a.policies else "results"
+    # A sweep, or several policies, is reported by worker count, in files of its own name.
+    a.layout = "sweep" if a.sweep or a.policies else "servers"
+    a.run_name = a.name if a.layout == "sweep" else "results"
     return a
 
 
@@ -138,7 +143,7 @@ def steps(a):
 
 
 def write_outputs(a, meta, records, specs, cells):
-    if a.run_name == "policies":
+    if meta.get("layout", "sweep" if meta.get("policies") else "servers") == "sweep":
         return write_sweep_outputs(a, meta, records, specs, cells)
     headline = [c for key in HEADLINE for c in cells if c.key == key] + [c for c in cells if c.rate]
     with open(os.path.join(a.out_dir, "results.json"), "w") as f:
@@ -167,11 +172,11 @@ def write_charts(a, records, specs, cells):
 
 
 def write_sweep_outputs(a, meta, records, specs, cells):
-    """policies.json, policies.md and the policies-*.svg charts of a sweep."""
-    with open(os.path.join(a.out_dir, "policies.json"), "w") as f:
+    """NAME.json, NAME.md and the NAME-*.svg charts of a sweep (NAME: --name, policies)."""
+    with open(os.path.join(a.out_dir, a.run_name + ".json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=None, separators=(",", ":"))
     md = report.sweep_markdown(meta, records, specs, cells)
-    with open(os.path.join(a.out_dir, "policies.md"), "w") as f:
+    with open(os.path.join(a.out_dir, a.run_name + ".md"), "w") as f:
         f.write(md)
     sweep = meta["workers_sweep"]
     closed = [c for c in cells if not c.rate]
@@ -182,14 +187,15 @@ def write_sweep_outputs(a, meta, records, specs, cells):
         panels = [(c.title, [("%s ×%d" % (n, w),) + stats.spread([r[what] for r in recs])
                              for n, w, recs in report.sweep_rows(records, specs, c, sweep) if recs])
                   for c in closed]
-        with open(os.path.join(a.out_dir, "policies-%s.svg" % name), "w") as f:
+        with open(os.path.join(a.out_dir, "%s-%s.svg" % (a.run_name, name)), "w") as f:
             f.write(charts.bar_chart(panels, caption + "; bar = median, whisker = min–max over rounds",
                                      left=150, right=right, fmt=fmt))
     for c in [c for c in cells if c.rate or c.scenario.key == "uneven"]:
         for w in sweep:
             series = [(n, stats.percentile_curve(recs)) for n, _, recs in report.sweep_rows(records, specs, c, [w])]
             title = "%d worker(s): %s (latency, all rounds merged)" % (w, c.title)
-            name = "policies-latency-%s-%s-w%d.svg" % (c.scenario.key, "fixed-rate" if c.rate else "closed-loop", w)
+            name = "%s-latency-%s-%s-w%d.svg" % (a.run_name, c.scenario.key, "fixed-rate" if c.rate else "closed-loop",
+                                                w)
             with open(os.path.join(a.out_dir, name), "w") as f:
                 f.write(charts.latency_chart(title, [(n, cv) for n, cv in series if cv], width=980))
     return md
@@ -211,7 +217,7 @@ def publish(a, meta, records):
 def redraw(a):
     """Table and charts again from a finished run's JSON (after a change to the report)."""
     a.out_dir = a.report
-    a.run_name = "policies" if os.path.exists(os.path.join(a.report, "policies.json")) else "results"
+    a.run_name = a.name if os.path.exists(os.path.join(a.report, a.name + ".json")) else "results"
     with open(os.path.join(a.report, a.run_name + ".json")) as f:
         data = json.load(f)
     meta, records = data["meta"], data["records"]
@@ -233,6 +239,8 @@ def main(argv):
     os.makedirs(os.path.join(a.out_dir, "logs"), exist_ok=True)
     matrix = "quick" if a.quick else a.matrix
     cells = default_cells(max_conns(a), a.rate, a.close_rate, matrix)
+    if a.cells:
+        cells = [c for c in cells if c.key in a.cells.split(",")]
     specs, absent = pick_servers(a, cells)
     if a.compare_wrk:
         return wrk_compare.run(a, specs)
@@ -248,7 +256,7 @@ def main(argv):
     meta.update(command=a.command, rounds=a.rounds, duration=a.duration, warmup=a.warmup, workers=a.workers,
                 absent=absent, cells=[c.key for c in cells], servers=[s.name for s in specs],
                 workers_sweep=[s.workers for s in plan], placements={str(s.workers): s.note for s in plan},
-                policies=a.policies)
+                policies=a.policies, layout=a.layout)
     for s in plan:
         measure.log("%d worker(s): %s" % (s.workers, s.note))
     started = time.monotonic()

@@ -67,10 +67,21 @@ def facts(build_dir, server_cpu, load_cpu):
 
 
 def skiff_version(build_dir):
+    """The commit checked out, and whether include/ differs from it or is newer than the
+    contract_app binary measured (built earlier, by a run with --no-install)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(build_dir)))
     commit = first_line(["git", "-C", root, "rev-parse", "--short", "HEAD"])
     dirty = first_line(["git", "-C", root, "status", "--porcelain", "--untracked-files=no", "include"])
-    return commit + (" (include/ modified)" if dirty not in ("absent", "") else "")
+    notes = ["include/ modified"] if dirty not in ("absent", "") else []
+    try:
+        built = os.path.getmtime(os.path.join(build_dir, "tools", "bench", "contract_app"))
+        newest = max(os.path.getmtime(os.path.join(d, f)) for d, _, files in os.walk(os.path.join(root, "include"))
+                     for f in files)
+        if newest > built:
+            notes.append("contract_app built before the latest change to include/")
+    except (OSError, ValueError):
+        pass
+    return commit + (" (%s)" % "; ".join(notes) if notes else "")
 
 
 def core_cpus():
