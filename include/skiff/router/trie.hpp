@@ -65,7 +65,8 @@ struct trie_child {
     std::uint32_t node;
 };
 
-// What the search reads. The error-message bookkeeping lives apart (trie_notes), so a node
+// What the search reads, plus the index of the route that created a parameter node (to name
+// it in a conflict); the patterns themselves live apart (route_trie::shown_), so a node
 // spans fewer cache lines (the GitHub route set makes 173 nodes, all walked per iteration).
 struct trie_node {
     std::vector<trie_child> statics;
@@ -75,14 +76,8 @@ struct trie_node {
     std::string name;                        // of the parameter or wildcard this node is
     std::array<std::uint32_t, known_method_count> slots{};  // handler index + 1, 0 when none
     std::vector<std::pair<std::string, std::uint32_t>> others;  // extension methods, in order
+    std::uint32_t origin = 0;                // a parameter node: the route that made it, + 1
     method_mask methods = 0;
-};
-
-// Which pattern (as the user wrote it) created a parameter node or filled a slot.
-struct trie_notes {
-    std::string origin;
-    std::array<std::string, known_method_count> slot_patterns;
-    std::vector<std::string> other_patterns;  // parallel to trie_node::others
 };
 
 // Hash of a segment for the static-children table: length and three bytes, enough to spread
@@ -249,7 +244,7 @@ void for_each_segment(std::string_view pattern, Fn fn) {
 
 class route_trie {
 public:
-    route_trie() : nodes_(1), notes_(1) {}
+    route_trie() : nodes_(1) {}
 
     // Adds (method, pattern) -> index, or returns why not (the trie is then unchanged).
     std::string insert(std::string_view method_name, std::string_view pattern, std::uint32_t index) {
@@ -270,7 +265,7 @@ public:
                                  : kind == segment_kind::param ? nodes_[at].param
                                                                : nodes_[at].wildcard;
             if (next != 0 && kind != segment_kind::literal && nodes_[next].name != seg.substr(1))
-                err = message({"route '", pattern, "' conflicts with '", notes_[next].origin,
+                err = message({"route '", pattern, "' conflicts with '", shown_[nodes_[next].origin - 1],
                                "': different parameter names at the same position"});
             at = next;
             return err.empty() && next != 0;  // past a missing node everything is new
@@ -284,14 +279,16 @@ public:
     // Adds a route that check() accepted. `shown` is the pattern to name in later conflicts
     // (the router passes the user's spelling for a route it derived from it).
     void add(std::string_view method_name, std::string_view pattern, std::uint32_t index, std::string_view shown) {
+        if (shown_.size() <= index) shown_.resize(index + 1);
+        shown_[index] = std::string(shown);
         std::uint32_t at = 0;
         bool all_static = true;
         for_each_segment(pattern, [&](std::string_view seg, bool) {
             all_static = all_static && kind_of(seg) == segment_kind::literal;
-            at = child_or_new(at, seg, shown);
+            at = child_or_new(at, seg, index);
             return true;
         });
-        set_slot(at, method_name, index, shown);
+        set_slot(at, method_name, index);
         if (all_static) static_paths_.add(pattern, at);
     }
 
@@ -442,14 +439,12 @@ private:
 
     // The pattern registered for method at node `at`, or nullptr.
     const std::string* registered(std::uint32_t at, std::string_view method_name) const noexcept {
+        const trie_node& n = nodes_[at];
         method verb = method_from(method_name);
-        if (verb != method::other) {
-            auto i = static_cast<std::size_t>(verb);
-            return nodes_[at].slots[i] != 0 ? &notes_[at].slot_patterns[i] : nullptr;
-        }
-        for (std::size_t i = 0; i < nodes_[at].others.size(); ++i)
-            if (nodes_[at].others[i].first == method_name) return &notes_[at].other_patterns[i];
-        return nullptr;
+        std::uint32_t h = verb != method::other ? n.slots[static_cast<std::size_t>(verb)] : 0;
+        for (const auto& o : n.others)
+            if (verb == method::other && o.first == method_name) h = o.second;
+        return h != 0 ? &shown_[h - 1] : nullptr;
     }
 
     static std::string check_pattern(std::string_view pattern) {
@@ -477,7 +472,7 @@ private:
 
     // The child of `at` for seg, created if missing. check() has ruled out a parameter name
     // that differs from the one already there.
-    std::uint32_t child_or_new(std::uint32_t at, std::string_view seg, std::string_view shown) {
+    std::uint32_t child_or_new(std::uint32_t at, std::string_view seg, std::uint32_t index) {
         segment_kind kind = kind_of(seg);
         if (kind == segment_kind::literal) {
             std::uint32_t c = find_static(nodes_[at], seg);
@@ -488,14 +483,13 @@ private:
         if (existing != 0) return existing;
         auto idx = new_node();  // may move nodes_: no reference into it is held across this
         nodes_[idx].name = std::string(seg.substr(1));
-        notes_[idx].origin = std::string(shown);
+        nodes_[idx].origin = index + 1;
         (param ? nodes_[at].param : nodes_[at].wildcard) = idx;
         return idx;
     }
 
     std::uint32_t new_node() {
         nodes_.emplace_back();
-        notes_.emplace_back();
         return static_cast<std::uint32_t>(nodes_.size() - 1);
     }
 
@@ -519,20 +513,18 @@ private:
         }
     }
 
-    void set_slot(std::uint32_t at, std::string_view name, std::uint32_t index, std::string_view shown) {
+    void set_slot(std::uint32_t at, std::string_view name, std::uint32_t index) {
         trie_node& n = nodes_[at];
         method verb = method_from(name);
         method_mask bit = other_bit;
         if (verb == method::other) {
             n.others.emplace_back(std::string(name), index + 1);
-            notes_[at].other_patterns.emplace_back(shown);
             bool known = false;
             for (const std::string& o : other_names_) known = known || o == name;
             if (!known) other_names_.emplace_back(name);
         } else {
             auto i = static_cast<std::size_t>(verb);
             n.slots[i] = index + 1;
-            notes_[at].slot_patterns[i] = std::string(shown);
             bit = static_cast<method_mask>(1u << i);
         }
         n.methods |= bit;
@@ -540,7 +532,7 @@ private:
     }
 
     std::vector<trie_node> nodes_;
-    std::vector<trie_notes> notes_;         // parallel to nodes_
+    std::vector<std::string> shown_;        // by route index: the pattern to name in conflicts
     std::vector<std::string> other_names_;  // every extension method, in registration order
     static_paths static_paths_;
     method_mask all_methods_ = 0;
