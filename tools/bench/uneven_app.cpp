@@ -9,29 +9,13 @@
 // It spins rather than sleeps: the slow request holds its worker's CPU, as a costly handler
 // would, so a loop that owns it serves none of its other connections meanwhile. Counting per
 // thread keeps the slow share at 1/n under every policy without a shared counter.
-//
-// Until contract_app serves this route itself, this program repeats its routes and start-up.
-#include <skiff/skiff.hpp>
+#include "contract.hpp"
 
-#include <charconv>  // std::from_chars for the route's numbers
-#include <chrono>    // the spin
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
+#include <charconv>     // std::from_chars for the route's numbers
+#include <chrono>       // the spin
+#include <string_view>  // the parameters
 
 namespace {
-
-void (*stop_server)() = nullptr;
-
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();
-}
-
-unsigned env_number(const char* name, unsigned fallback) {
-    const char* v = std::getenv(name);
-    return v && *v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
-}
 
 // The whole of s as a number, or false.
 bool to_number(std::string_view s, unsigned long& out) {
@@ -56,37 +40,8 @@ void uneven(skiff::request& req, skiff::response& res) {
     res.text("Hello, World!");
 }
 
-template <class Policy>
-int serve() {
-    skiff::options opt;
-    opt.workers = env_number("WORKERS", 1);
-    static skiff::basic_server<Policy> app(opt);
-    app.get("/", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
-    app.get("/json", [](skiff::request&, skiff::response& res) { res.json(R"({"message":"Hello, World!"})"); });
-    app.get("/user/:id", [](skiff::request& req, skiff::response& res) { res.text(req.param("id")); });
-    app.post("/echo", [](skiff::request& req, skiff::response& res) {
-        res.body(req.body(), req.header("content-type"));
-    });
-    app.get("/uneven/:n/:us", uneven);
-    auto port = static_cast<std::uint16_t>(env_number("PORT", 8080));
-    if (auto ec = app.listen(port)) {
-        std::fprintf(stderr, "uneven_app: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
-        return 1;
-    }
-    stop_server = [] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    return app.run();
-}
-
 } // namespace
 
 int main() {
-    const char* p = std::getenv("POLICY");
-    std::string policy = p && *p ? p : "single";
-    if (policy == "single") return serve<skiff::single>();
-    if (policy == "sharded") return serve<skiff::sharded>();
-    if (policy == "shared") return serve<skiff::shared>();
-    std::fprintf(stderr, "uneven_app: POLICY must be single, sharded or shared (got '%s')\n", policy.c_str());
-    return 2;
+    return bench::run_app("uneven_app", [](auto& app) { app.get("/uneven/:n/:us", uneven); });
 }
