@@ -2088,77 +2088,6 @@ inline const char* find_slash(const char* p, const char* end) noexcept {
     return p;
 }
 
-// Routes made only of static segments, by their whole path: one hash and one compare find
-// them, where the walk would take a scan, a hash and a compare per segment. The trie stays
-// the authority: an entry names the node the walk would reach first (static children come
-// first at every segment), and the walk still runs when that node has no handler for the
-// method. A path of a length no entry has costs one bit test.
-class static_paths {
-public:
-    void add(std::string_view path, std::uint32_t node) {
-        if (find(path) != 0) return;
-        entries_.push_back({std::string(path), hash(path), node});
-        lengths_ |= length_bit(path.size());
-        if (entries_.size() * 2 > table_.size()) rebuild();
-        else place(entries_.size() - 1);
-    }
-
-    std::uint32_t find(std::string_view path) const noexcept {
-        if ((lengths_ & length_bit(path.size())) == 0) return 0;
-        std::size_t mask = table_.size() - 1;
-        std::uint64_t h = hash(path);
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            std::uint32_t e = table_[i];
-            if (e == 0) return 0;
-            const entry& c = entries_[e - 1];
-            if (c.hash == h && c.path.size() == path.size() && same_bytes(c.path.data(), path.data(), path.size()))
-                return c.node;
-        }
-    }
-
-private:
-    static std::uint64_t length_bit(std::size_t n) noexcept { return std::uint64_t{1} << (n < 63 ? n : 63); }
-
-    static std::uint64_t mix(std::uint64_t h, std::uint64_t w) noexcept { return (h ^ w) * 0xff51afd7ed558ccdull; }
-
-    // Eight bytes a step, never reading outside the path: a tail of a long path is the last
-    // eight bytes (overlapping), a path under eight bytes is gathered byte by byte.
-    static std::uint64_t hash(std::string_view s) noexcept {
-        const char* p = s.data();
-        std::size_t n = s.size();
-        std::uint64_t h = mix(0x9e3779b97f4a7c15ull, n);
-        if (n >= 8) {
-            for (; n > 8; p += 8, n -= 8) h = mix(h, load8(p));
-            h = mix(h, load8(s.data() + s.size() - 8));
-        } else {
-            std::uint64_t w = 0;
-            for (std::size_t i = 0; i < n; ++i) w |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-            h = mix(h, w);
-        }
-        return h ^ (h >> 32);
-    }
-
-    void place(std::size_t k) {
-        std::size_t mask = table_.size() - 1;
-        std::size_t i = entries_[k].hash & mask;
-        while (table_[i] != 0) i = (i + 1) & mask;
-        table_[i] = static_cast<std::uint32_t>(k + 1);
-    }
-    void rebuild() {
-        table_.assign(table_.empty() ? 16 : table_.size() * 2, 0);
-        for (std::size_t k = 0; k < entries_.size(); ++k) place(k);
-    }
-
-    struct entry {
-        std::string path;
-        std::uint64_t hash;  // compared first: a miss rarely compares bytes
-        std::uint32_t node;
-    };
-    std::vector<entry> entries_;
-    std::vector<std::uint32_t> table_;  // entry index + 1, 0 when free; at most half full
-    std::uint64_t lengths_ = 0;         // bit n: an entry is n bytes long (bit 63: 63 or more)
-};
-
 // What a search found. `handler` is the registered index + 1 (0: none for this method);
 // `allowed` has a bit per method that some route matching the whole path accepts, so a 0
 // handler with a non-zero `allowed` is a 405, and a 0 `allowed` is a 404.
@@ -2235,25 +2164,17 @@ public:
         if (shown_.size() <= index) shown_.resize(index + 1);
         shown_[index] = std::string(shown);
         std::uint32_t at = 0;
-        bool all_static = true;
         for_each_segment(pattern, [&](std::string_view seg, bool) {
-            all_static = all_static && kind_of(seg) == segment_kind::literal;
             at = child_or_new(at, seg, index);
             return true;
         });
         set_slot(at, method_name, index);
-        if (all_static) static_paths_.add(pattern, at);
     }
 
     // Finds the route for (verb, path); params receives the raw values of the matched route.
     // Allocation-free; safe to call from many threads once inserts are done.
     trie_match search(method verb, std::string_view method_name, std::string_view path,
                       route_params& params) const noexcept {
-        if (std::uint32_t node = static_paths_.find(path); node != 0) {
-            std::uint32_t h = slot(nodes_[node], verb, method_name);
-            params.count = 0;
-            if (h != 0) return {h, nodes_[node].methods};
-        }
         trie_match m;
         visit(path, params, [&](const trie_node& n) {
             m.allowed |= n.methods;
@@ -2487,7 +2408,6 @@ private:
     std::vector<trie_node> nodes_;
     std::vector<std::string> shown_;        // by route index: the pattern to name in conflicts
     std::vector<std::string> other_names_;  // every extension method, in registration order
-    static_paths static_paths_;
     method_mask all_methods_ = 0;
 };
 
