@@ -2088,6 +2088,37 @@ inline const char* find_slash(const char* p, const char* end) noexcept {
     return p;
 }
 
+// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
+// it should not cost an allocation. Only extension methods past the room spill into a string.
+class allow_list {
+public:
+    void add(std::string_view m) {
+        if (listed(m)) return;
+        if (size_ != 0) append(", ");
+        append(m);
+    }
+    std::string_view value() const noexcept {
+        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
+    }
+
+private:
+    bool listed(std::string_view m) const noexcept {
+        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
+    }
+    void append(std::string_view s) {
+        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
+            std::memcpy(room_ + size_, s.data(), s.size());
+        } else {
+            if (spill_.empty()) spill_.assign(room_, size_);
+            spill_ += s;
+        }
+        size_ += s.size();
+    }
+
+    char room_[192];  // all nine known methods take 58
+    std::size_t size_ = 0;
+    std::string spill_;
+};
 // What a search found. `handler` is the registered index + 1 (0: none for this method);
 // `allowed` has a bit per method that some route matching the whole path accepts, so a 0
 // handler with a non-zero `allowed` is a 405, and a 0 `allowed` is a 404.
@@ -2112,17 +2143,25 @@ inline segment_kind kind_of(std::string_view seg) noexcept {
     return seg.front() == '*' ? segment_kind::wildcard : segment_kind::literal;
 }
 
-// Calls fn(segment, last) for each segment of a pattern that starts with '/', until fn
-// returns false. "/" is one empty segment.
-template <class Fn>
-void for_each_segment(std::string_view pattern, Fn fn) {
-    std::string_view rest = pattern.substr(1);
-    for (;;) {
-        std::size_t slash = rest.find('/');
-        if (!fn(rest.substr(0, slash), slash == std::string_view::npos) || slash == std::string_view::npos) return;
-        rest.remove_prefix(slash + 1);
+// The segments of a pattern that starts with '/', one by one: "/" is one empty segment.
+class segment_reader {
+public:
+    explicit segment_reader(std::string_view pattern) noexcept : rest_(pattern.substr(1)) {}
+
+    // The next segment, and whether it is the last; false once all were read.
+    bool next(std::string_view& seg, bool& last) noexcept {
+        if (done_) return false;
+        std::size_t slash = rest_.find('/');
+        seg = rest_.substr(0, slash);
+        last = done_ = slash == std::string_view::npos;
+        if (!last) rest_.remove_prefix(slash + 1);
+        return true;
     }
-}
+
+private:
+    std::string_view rest_;
+    bool done_ = false;
+};
 
 class route_trie {
 public:
@@ -2141,18 +2180,20 @@ public:
         std::string err = check_pattern(pattern);
         if (!err.empty()) return err;
         std::uint32_t at = 0;
-        for_each_segment(pattern, [&](std::string_view seg, bool) {
+        segment_reader segments(pattern);
+        std::string_view seg;
+        bool last = false;
+        while (segments.next(seg, last)) {
             segment_kind kind = kind_of(seg);
             std::uint32_t next = kind == segment_kind::literal ? find_static(nodes_[at], seg)
                                  : kind == segment_kind::param ? nodes_[at].param
                                                                : nodes_[at].wildcard;
             if (next != 0 && kind != segment_kind::literal && nodes_[next].name != seg.substr(1))
-                err = message({"route '", pattern, "' conflicts with '", shown_[nodes_[next].origin - 1],
-                               "': different parameter names at the same position"});
+                return message({"route '", pattern, "' conflicts with '", shown_[nodes_[next].origin - 1],
+                                "': different parameter names at the same position"});
+            if (next == 0) return {};  // past a missing node everything is new
             at = next;
-            return err.empty() && next != 0;  // past a missing node everything is new
-        });
-        if (!err.empty() || at == 0) return err;
+        }
         const std::string* earlier = registered(at, method_name);
         if (earlier == nullptr) return {};
         return message({"route ", method_name, " '", pattern, "' conflicts with ", method_name, " '", *earlier, "'"});
@@ -2164,40 +2205,33 @@ public:
         if (shown_.size() <= index) shown_.resize(index + 1);
         shown_[index] = std::string(shown);
         std::uint32_t at = 0;
-        for_each_segment(pattern, [&](std::string_view seg, bool) {
-            at = child_or_new(at, seg, index);
-            return true;
-        });
+        segment_reader segments(pattern);
+        std::string_view seg;
+        bool last = false;
+        while (segments.next(seg, last)) at = child_or_new(at, seg, index);
         set_slot(at, method_name, index);
     }
 
     // Finds the route for (verb, path); params receives the raw values of the matched route.
     // Allocation-free; safe to call from many threads once inserts are done.
-    trie_match search(method verb, std::string_view method_name, std::string_view path,
-                      route_params& params) const noexcept {
+    // With `others`, it also notes the extension methods of every route it passes (for Allow:
+    // a search that finds no handler has passed every route matching the path). One search
+    // for both keeps the walk compiled once.
+    trie_match search(method verb, std::string_view method_name, std::string_view path, route_params& params,
+                      allow_list* others = nullptr) const {
         trie_match m;
         visit(path, params, [&](const trie_node& n) {
             m.allowed |= n.methods;
+            if (others != nullptr)
+                for (const auto& o : n.others) others->add(o.first);
             m.handler = slot(n, verb, method_name);
             return m.handler != 0;
         });
         return m;
     }
 
-    // Calls fn(name) for each extension method of the routes matching path, or of every route
-    // for "*" (for Allow).
-    template <class Fn>
-    void for_each_other_method(std::string_view path, Fn fn) const {
-        if (path == "*") {
-            for (const std::string& name : other_names_) fn(std::string_view(name));
-            return;
-        }
-        route_params scratch;
-        visit(path, scratch, [&](const trie_node& n) {
-            for (const auto& o : n.others) fn(std::string_view(o.first));
-            return false;
-        });
-    }
+    // Every extension method of every route, in registration order (for OPTIONS *).
+    const std::vector<std::string>& other_methods() const noexcept { return other_names_; }
 
     method_mask all_methods() const noexcept { return all_methods_; }
 
@@ -2322,26 +2356,32 @@ private:
     }
 
     static std::string check_pattern(std::string_view pattern) {
-        auto quoted = [&](std::string_view what) { return message({what, " '", pattern, "'"}); };
-        if (pattern.empty() || pattern.front() != '/') return quoted("route pattern must start with '/':");
-        std::string err;
-        std::size_t depth = 0;
+        const char* why = nullptr;
+        std::string_view twice;
+        if (pattern.empty() || pattern.front() != '/') why = "route pattern must start with '/':";
         std::array<std::string_view, max_route_params> names;
-        std::size_t params = 0;
-        for_each_segment(pattern, [&](std::string_view seg, bool last) {
-            if (++depth > max_route_depth) err = quoted("route pattern has more than 32 segments:");
+        std::size_t depth = 0, params = 0;
+        segment_reader segments(why ? "/" : pattern);
+        std::string_view seg;
+        bool last = false;
+        while (why == nullptr && segments.next(seg, last)) {
             segment_kind kind = kind_of(seg);
-            if (!err.empty() || kind == segment_kind::literal) return err.empty();
-            std::string_view name = seg.substr(1);
-            if (name.empty()) err = quoted("route parameter without a name in");
-            else if (kind == segment_kind::wildcard && !last) err = quoted("wildcard must be the last segment in");
-            else if (params == max_route_params) err = quoted("route pattern has more than 16 parameters:");
-            for (std::size_t i = 0; i < params && err.empty(); ++i)
-                if (names[i] == name) err = message({"parameter '", name, "' appears twice in '", pattern, "'"});
-            if (err.empty()) names[params++] = name;
-            return err.empty();
-        });
-        return err;
+            std::string_view name = seg.substr(seg.empty() ? 0 : 1);
+            if (++depth > max_route_depth) why = "route pattern has more than 32 segments:";
+            else if (kind == segment_kind::literal) continue;
+            else if (name.empty()) why = "route parameter without a name in";
+            else if (kind == segment_kind::wildcard && !last) why = "wildcard must be the last segment in";
+            else if (params == max_route_params) why = "route pattern has more than 16 parameters:";
+            for (std::size_t i = 0; i < params && why == nullptr; ++i) {
+                if (names[i] != name) continue;
+                twice = name;
+                why = "appears twice in";
+            }
+            if (why == nullptr) names[params++] = name;
+        }
+        if (why == nullptr) return {};
+        if (!twice.empty()) return message({"parameter '", twice, "' ", why, " '", pattern, "'"});
+        return message({why, " '", pattern, "'"});
     }
 
     // The child of `at` for seg, created if missing. check() has ruled out a parameter name
@@ -2929,37 +2969,6 @@ namespace detail {
 }
 #endif // SKIFF_HAS_EXCEPTIONS
 
-// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
-// it should not cost an allocation. Only extension methods past the room spill into a string.
-class allow_list {
-public:
-    void add(std::string_view m) {
-        if (listed(m)) return;
-        if (size_ != 0) append(", ");
-        append(m);
-    }
-    std::string_view value() const noexcept {
-        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
-    }
-
-private:
-    bool listed(std::string_view m) const noexcept {
-        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
-    }
-    void append(std::string_view s) {
-        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
-            std::memcpy(room_ + size_, s.data(), s.size());
-        } else {
-            if (spill_.empty()) spill_.assign(room_, size_);
-            spill_ += s;
-        }
-        size_ += s.size();
-    }
-
-    char room_[192];  // all nine known methods take 58
-    std::size_t size_ = 0;
-    std::string spill_;
-};
 } // namespace detail
 
 class router {
@@ -3075,8 +3084,12 @@ private:
             auto m = static_cast<method>(i);
             if (has(m) || (m == method::head && has(method::get)) || m == method::options) allow.add(method_names[i]);
         }
-        if (allowed & detail::other_bit)
-            trie_.for_each_other_method(path, [&](std::string_view name) { allow.add(name); });
+        if ((allowed & detail::other_bit) && path == "*") {
+            for (const std::string& name : trie_.other_methods()) allow.add(name);
+        } else if (allowed & detail::other_bit) {
+            route_params scratch;  // the same search again, now noting the extension methods
+            trie_.search(method::other, {}, path, scratch, &allow);
+        }
         res.header("Allow", allow.value());
     }
 

@@ -64,37 +64,6 @@ namespace detail {
 }
 #endif // SKIFF_HAS_EXCEPTIONS
 
-// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
-// it should not cost an allocation. Only extension methods past the room spill into a string.
-class allow_list {
-public:
-    void add(std::string_view m) {
-        if (listed(m)) return;
-        if (size_ != 0) append(", ");
-        append(m);
-    }
-    std::string_view value() const noexcept {
-        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
-    }
-
-private:
-    bool listed(std::string_view m) const noexcept {
-        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
-    }
-    void append(std::string_view s) {
-        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
-            std::memcpy(room_ + size_, s.data(), s.size());
-        } else {
-            if (spill_.empty()) spill_.assign(room_, size_);
-            spill_ += s;
-        }
-        size_ += s.size();
-    }
-
-    char room_[192];  // all nine known methods take 58
-    std::size_t size_ = 0;
-    std::string spill_;
-};
 } // namespace detail
 
 class router {
@@ -210,8 +179,12 @@ private:
             auto m = static_cast<method>(i);
             if (has(m) || (m == method::head && has(method::get)) || m == method::options) allow.add(method_names[i]);
         }
-        if (allowed & detail::other_bit)
-            trie_.for_each_other_method(path, [&](std::string_view name) { allow.add(name); });
+        if ((allowed & detail::other_bit) && path == "*") {
+            for (const std::string& name : trie_.other_methods()) allow.add(name);
+        } else if (allowed & detail::other_bit) {
+            route_params scratch;  // the same search again, now noting the extension methods
+            trie_.search(method::other, {}, path, scratch, &allow);
+        }
         res.header("Allow", allow.value());
     }
 
