@@ -19,8 +19,8 @@
 #include "proc_cpu.hpp"
 #include "response_reader.hpp"
 
-#include <skiff/platform/socket.hpp>
-#include <skiff/poller/poller.hpp>
+// The umbrella, not the parts: the single-header build has only skiff.hpp to offer.
+#include <skiff/skiff.hpp> // the poller and the socket helpers
 
 #include <cerrno>        // errno, EAGAIN, EINPROGRESS
 #include <cstdint>       // std::uint64_t
