@@ -59,6 +59,23 @@ TEST_CASE_TEMPLATE("a slowloris client gets 408 at the header deadline while ano
     CHECK(served >= 10);  // the normal client was answered throughout
 }
 
+TEST_CASE_TEMPLATE("each pipelined request has its own header deadline, from its own first byte", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.header_timeout = std::chrono::milliseconds(600);
+    running_server<Policy> srv(routes<Policy>, opt);
+    client c(srv.port());
+    c.send("GET / HTTP/1.1\r\nHost:");  // request 1 begins at 0 ms
+    std::this_thread::sleep_for(400ms);
+    c.send(" x\r\n\r\nGET / HTTP/1.1\r\nHost:");  // at 400 it ends, and request 2 begins
+    std::this_thread::sleep_for(400ms);
+    c.send(" x\r\n\r\n");  // at 800: past request 1's deadline, not request 2's
+    auto rs = read_responses(c, 2, 2000ms);
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].status == 200);
+    CHECK(rs[1].status == 200);
+}
+
 TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(routes<Policy>, short_deadlines());
     client c(srv.port());

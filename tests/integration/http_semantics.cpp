@@ -75,7 +75,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect with a body over the limit gets 41
     CHECK(c.closed());
 }
 
-TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect on a path with no route gets 404 at once, without 100", Policy,
+TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect on a path with no route gets 404 at once, without 100, closing", Policy,
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(routes<Policy>, small_limits());
     client c(srv.port());
@@ -85,6 +85,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect on a path with no route gets 404 a
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].status == 404);
     CHECK(all.find("100 Continue") == std::string::npos);
+    CHECK(rs[0].header("Connection") == "close");  // the unsent body would be read as a request
 }
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: an unknown expectation gets 417", Policy, SKIFF_TEST_POLICIES) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 using namespace skiff_test;
 
@@ -163,4 +164,32 @@ TEST_CASE_TEMPLATE("a slow reader of a 50 MB stream holds server memory bounded"
     CHECK(got >= total);
     MESSAGE("resident growth while streaming 50 MB: " << (peak - before) / 1024 << " KiB");
     if (!sanitized) CHECK(peak - before < 8L * 1024 * 1024);
+}
+
+TEST_CASE_TEMPLATE("stop() during a stream lets the stream finish, then closes", Policy, SKIFF_TEST_POLICIES) {
+    const std::size_t total = 8u << 20;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/paced", [&](skiff::request&, skiff::response& res) {
+            auto inner = pattern(total, 1u << 16);
+            res.stream("application/octet-stream", [inner](char* buf, std::size_t cap) {
+                std::this_thread::sleep_for(2ms);  // about 0.3 s in all: stop() lands mid-stream
+                return inner(buf, cap);
+            }, total);
+        });
+    });
+    client c(srv.port());
+    c.send("GET /paced HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string got;
+    while (got.size() < (1u << 20)) {
+        std::string piece = c.read_some(2000ms);
+        REQUIRE_FALSE(piece.empty());
+        got += piece;
+    }
+    std::thread stopper([&] { srv.stop(); });
+    got += c.read_to_close(10000ms);
+    stopper.join();
+    auto rs = parse_responses(got);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body.size() == total);
+    CHECK(c.closed());
 }

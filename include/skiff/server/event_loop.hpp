@@ -307,12 +307,14 @@ private:
         flush(c);
     }
 
-    // Room to read behind a connection's leftover bytes: the rest of the head, the declared
-    // body exactly, or another read's worth for chunked bodies.
+    // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
+    // of the declared body up to one read's worth. Memory follows the bytes that arrive, not
+    // what a head declares, so idle clients that declare large bodies reserve little.
     std::size_t make_room(conn& c) {
         std::size_t want = scratch_size;
         if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (c.parser.declared_size() > c.in.size()) want = c.parser.declared_size() - c.in.size();
+        else if (c.parser.declared_size() > c.in.size() && c.parser.declared_size() - c.in.size() < scratch_size)
+            want = static_cast<std::size_t>(c.parser.declared_size() - c.in.size());
         c.in.reserve_more(want);
         return c.in.room();
     }
@@ -326,7 +328,7 @@ private:
         std::size_t off = 0;
         request_head& head = request_access::head(req_);
         while (off < len && !c.close_after && !c.stream) {
-            if (out_.size() >= opt_.write_high_water) {  // bounded memory: the rest waits for the client
+            if (out_.size() + c.out.size() - c.out_sent >= opt_.write_high_water) {  // the rest waits for the client
                 c.resume = true;
                 break;
             }
@@ -336,6 +338,7 @@ private:
                 off += r.consumed;
                 c.parser.reset();
                 c.head_seen = false;
+                c.deadline = deadline_kind::idle;  // a request that follows starts its own deadline
                 continue;
             }
             if (r.status == parse_status::incomplete) {
@@ -349,7 +352,7 @@ private:
 
     // A request has begun but is not complete: start its deadline, and once its head is in,
     // act on Expect before the body is sent (RFC 9110 §10.1.1).
-    void on_partial(conn& c, const request_head& head) {
+    void on_partial(conn& c, request_head& head) {
         if (!c.parser.head_complete()) {
             if (c.deadline != deadline_kind::header || c.in.empty())
                 arm(c, deadline_kind::header, opt_.header_timeout.count());
@@ -364,8 +367,9 @@ private:
             out_.append(interim, sizeof interim - 1);
             return;
         }
-        respond(c);  // 404 or 405 now, without reading a body the client has not sent
-        c.close_after = c.linger = true;
+        head.keep_alive = false;  // the unsent body would follow: say so, and close after
+        respond(c);               // 404 or 405 now, without reading a body the client has not sent
+        c.linger = true;
     }
 
     void respond(conn& c) {
@@ -516,8 +520,8 @@ private:
     void write_parked(conn& c) {
         ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-            return close_now(c);
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return close_now(c);
+            n = 0;  // nothing went, yet new output may have passed the high-water mark
         }
         c.out_sent += static_cast<std::size_t>(n);
         if (c.out_sent == c.out.size()) {
@@ -621,7 +625,7 @@ private:
             // set); parked output is written first; idle connections close now.
             set_.for_each([this](conn& c) {
                 if (!c.in.empty() || c.lingering) return;
-                if (c.out.empty()) return close_now(c);
+                if (c.out.empty() && !c.stream) return close_now(c);
                 c.close_after = true;
             });
         }
