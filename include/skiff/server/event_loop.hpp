@@ -147,6 +147,9 @@ public:
     std::size_t connection_count() const noexcept { return set_.size(); }
     void set_connection_limit(std::size_t n) noexcept { max_connections_ = n; }
     link_type& link() noexcept { return link_; }
+    // After every worker has returned: a connection the acceptor handed to this loop after it
+    // had drained is answered 503 and closed (the loop is stopping), not left open.
+    void refuse_inbox() { adopt_inbox(); }
 
 private:
     static constexpr std::size_t scratch_size = 64 * 1024;

@@ -91,6 +91,7 @@ public:
 
     void run() {
         run_workers(loops_.size(), opt_, [this](std::size_t i) { loops_[i]->run(); });
+        for (auto& l : loops_) l->refuse_inbox();
     }
 
     // Async-signal-safe: a lock-free store and one write per loop.
