@@ -3600,9 +3600,9 @@ public:
             c = &pool_.acquire();
             c->fd = fd;
             c->expired.store(false, std::memory_order_relaxed);
+            c->deadline = kind;
+            arm(*c, deadline);  // under the lock: the reaper must not see the last occupant's deadline
         }
-        c->deadline = kind;
-        arm(*c, deadline);
         c->watching = watch_read;
         size_.fetch_add(1, std::memory_order_relaxed);
         c->handoff.store(0, std::memory_order_release);
