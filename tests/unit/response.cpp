@@ -67,6 +67,8 @@ TEST_CASE("each way of sending, byte for byte") {
          "HTTP/1.1 299 \r\n" + date + "Content-Type: text/plain\r\nContent-Length: 1\r\n\r\nx"},
         {"code outside 100-599 is 500", [](skiff::response& r) { r.status(42).end(); },
          "HTTP/1.1 500 Internal Server Error\r\n" + date + "Content-Length: 0\r\n\r\n"},
+        {"an interim 1xx cannot be the final answer: 500", [](skiff::response& r) { r.status(101).end(); },
+         "HTTP/1.1 500 Internal Server Error\r\n" + date + "Content-Length: 0\r\n\r\n"},
         {"headers follow skiff's own, in order",
          [](skiff::response& r) { r.header("X-A", "1").header("X-B", "2").text("hi"); },
          "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 2\r\nX-A: 1\r\nX-B: 2\r\n\r\nhi"},

@@ -89,9 +89,10 @@ inline char* put(char* p, std::string_view s) noexcept {
 
 class response {
 public:
-    // A code outside 100-599 is not HTTP (RFC 9110 §15) and is sent as 500.
+    // A final status is 200-599: a code outside 100-599 is not HTTP, and a 1xx is interim
+    // (RFC 9110 §15.2), after which the client would wait for the real answer. Others are 500.
     response& status(int code) noexcept {
-        if (!sent_) status_ = code >= 100 && code <= 599 ? code : 500;
+        if (!sent_) status_ = code >= 200 && code <= 599 ? code : 500;
         return *this;
     }
     int status() const noexcept { return status_; }
