@@ -1678,9 +1678,8 @@ public:
         return parse_status::incomplete;
     }
 
+    // Decoded body bytes, at the start of the region: also what the caller must keep of it.
     std::size_t size() const noexcept { return decoded_; }
-    std::size_t kept() const noexcept { return decoded_; }
-    void reset() noexcept { *this = chunked_decoder{}; }
 
 private:
     enum class state : std::uint8_t {
@@ -1836,11 +1835,10 @@ public:
 
     // Bytes of buf[0, len) to keep after an incomplete parse.
     std::size_t kept(std::size_t len) const noexcept {
-        return framing_ == body_framing::chunked ? head_len_ + chunked_.kept() : len;
+        return framing_ == body_framing::chunked ? head_len_ + chunked_.size() : len;
     }
 
     bool head_complete() const noexcept { return head_len_ != 0; }
-    std::size_t head_length() const noexcept { return head_len_; }
     // Total bytes the message will take when its length is declared, else 0.
     std::uint64_t declared_size() const noexcept {
         return framing_ == body_framing::length ? head_len_ + length_ : 0;
@@ -3874,7 +3872,6 @@ public:
     // The port listened on, kept from open(): any thread may ask, while the listener itself
     // belongs to the loop's thread (which closes it on stop).
     std::uint16_t port() const noexcept { return port_; }
-    std::size_t connection_count() const noexcept { return set_.size(); }
     void set_connection_limit(std::size_t n) noexcept { max_connections_ = n; }
     link_type& link() noexcept { return link_; }
     // After every worker has returned: a connection the acceptor handed to this loop after it
@@ -4024,7 +4021,7 @@ private:
         std::size_t have = fresh ? 0 : c.in.size();
         ssize_t n = ::recv(c.fd, buf + have, room, 0);
         if (n <= 0) {
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+            if (n < 0 && retry_later()) return;
             return on_eof(c, n == 0);
         }
         std::size_t len = have + static_cast<std::size_t>(n);
@@ -4165,20 +4162,29 @@ private:
                 out_.clear();
                 return write_parked(c);
             }
-            ssize_t n = send_some(c.fd, out_.data(), out_.size());
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                out_.clear();
-                return close_now(c);
-            }
-            std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
-            if (sent < out_.size()) {
-                c.out.append(out_.data() + sent, out_.size() - sent);
-                arm(c, deadline_kind::write, opt_.write_timeout.count());
-            }
-            out_.clear();
+            if (!send_or_park(c)) return;
+            if (!c.out.empty()) arm(c, deadline_kind::write, opt_.write_timeout.count());
         }
         after_write(c);
     }
+
+    // Sends out_ to c and parks in c.out what the socket did not take. False when the send
+    // failed and the connection was closed.
+    bool send_or_park(conn& c) {
+        ssize_t n = send_some(c.fd, out_.data(), out_.size());
+        if (n < 0 && !retry_later()) {
+            out_.clear();
+            close_now(c);
+            return false;
+        }
+        std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
+        if (sent < out_.size()) c.out.append(out_.data() + sent, out_.size() - sent);
+        out_.clear();
+        return true;
+    }
+
+    // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
+    static bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
     // Writable: send parked output; else produce more of a stream; else answer the requests
     // that waited behind a finished stream.
@@ -4203,14 +4209,7 @@ private:
                 c.resume = !c.in.empty();
                 return flush(c);
             }
-            ssize_t n = send_some(c.fd, out_.data(), out_.size());
-            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                out_.clear();
-                return close_now(c);
-            }
-            std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
-            if (sent < out_.size()) c.out.append(out_.data() + sent, out_.size() - sent);
-            out_.clear();
+            if (!send_or_park(c)) return;
             if (!c.out.empty()) break;
         }
         arm(c, deadline_kind::write, opt_.write_timeout.count());
@@ -4253,7 +4252,7 @@ private:
     void write_parked(conn& c) {
         ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent);
         if (n < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return close_now(c);
+            if (!retry_later()) return close_now(c);
             n = 0;  // nothing went, yet new output may have passed the high-water mark
         }
         c.out_sent += static_cast<std::size_t>(n);
@@ -4303,7 +4302,7 @@ private:
 
     void discard_input(conn& c) {
         ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) close_now(c);
+        if (n == 0 || (n < 0 && !retry_later())) close_now(c);
     }
 
     void close_now(conn& c) {

@@ -128,11 +128,11 @@ TEST_CASE("chunked: the decoder works in place and keeps only decoded bytes betw
     const char first[] = "3\r\nabc\r\n4;x\r\nde";  // the first read: a whole chunk and part of one
     std::memcpy(region, first, sizeof first - 1);
     CHECK(d.decode(region, sizeof first - 1, limits, consumed) == more);
-    CHECK(d.kept() == 5);  // the caller keeps region[0, 5) and appends the next read after it
-    CHECK(std::string(region, d.kept()) == "abcde");
+    CHECK(d.size() == 5);  // the caller keeps region[0, 5) and appends the next read after it
+    CHECK(std::string(region, d.size()) == "abcde");
     const char second[] = "fg\r\n0\r\n\r\nNEXT";
-    std::memcpy(region + d.kept(), second, sizeof second - 1);
-    CHECK(d.decode(region, d.kept() + sizeof second - 1, limits, consumed) == ok);
+    std::memcpy(region + d.size(), second, sizeof second - 1);
+    CHECK(d.decode(region, d.size() + sizeof second - 1, limits, consumed) == ok);
     CHECK(std::string(region, d.size()) == "abcdefg");
     CHECK(std::string(region + consumed, 4) == "NEXT");  // what follows the message is untouched
 }

@@ -42,9 +42,8 @@ public:
         return parse_status::incomplete;
     }
 
+    // Decoded body bytes, at the start of the region: also what the caller must keep of it.
     std::size_t size() const noexcept { return decoded_; }
-    std::size_t kept() const noexcept { return decoded_; }
-    void reset() noexcept { *this = chunked_decoder{}; }
 
 private:
     enum class state : std::uint8_t {

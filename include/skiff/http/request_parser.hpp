@@ -48,11 +48,10 @@ public:
 
     // Bytes of buf[0, len) to keep after an incomplete parse.
     std::size_t kept(std::size_t len) const noexcept {
-        return framing_ == body_framing::chunked ? head_len_ + chunked_.kept() : len;
+        return framing_ == body_framing::chunked ? head_len_ + chunked_.size() : len;
     }
 
     bool head_complete() const noexcept { return head_len_ != 0; }
-    std::size_t head_length() const noexcept { return head_len_; }
     // Total bytes the message will take when its length is declared, else 0.
     std::uint64_t declared_size() const noexcept {
         return framing_ == body_framing::length ? head_len_ + length_ : 0;
