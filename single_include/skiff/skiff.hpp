@@ -1205,6 +1205,14 @@ inline const char* scan_target_chars(const char* p, const char* end) noexcept {
 }
 #endif // __SSE2__
 
+// Whether every byte of s is a token character, or a Host character.
+inline bool all_tchars(std::string_view s) noexcept {
+    return scan_tchars(s.data(), s.data() + s.size()) == s.data() + s.size();
+}
+inline bool all_host_chars(std::string_view s) noexcept {
+    return scan_host_chars(s.data(), s.data() + s.size()) == s.data() + s.size();
+}
+
 inline bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
 
 inline std::string_view trim_ows(std::string_view s) noexcept {
@@ -1258,6 +1266,9 @@ inline void split_path_query(std::string_view pq, request_head& h) noexcept {
     h.query = q == std::string_view::npos ? std::string_view() : pq.substr(q + 1);
 }
 
+// A plain loop, not detail::all_host_chars: absolute-form and CONNECT targets are rare, and
+// including scan.hpp here changed g++'s inlining of the target parser, measured at 6 more
+// instructions per ordinary request (callgrind, contract app).
 inline bool is_authority(std::string_view a) noexcept {
     if (a.empty()) return false;
     for (char c : a)
@@ -1412,7 +1423,7 @@ inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
 
 inline parse_status note_host(std::string_view v, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
-    if (scan_host_chars(v.data(), v.data() + v.size()) != v.data() + v.size()) return parse_status::bad_request;
+    if (!all_host_chars(v)) return parse_status::bad_request;
     if (!f.host_from_target) h.host = v;
     return parse_status::complete;
 }
@@ -2778,9 +2789,7 @@ private:
     friend struct detail::response_access;
 
     static bool valid_field(std::string_view name, std::string_view value) noexcept {
-        if (name.empty()) return false;
-        for (char c : name)
-            if (!detail::is_tchar(c)) return false;
+        if (name.empty() || !detail::all_tchars(name)) return false;
         for (char c : value)
             if (c == '\r' || c == '\n' || c == '\0') return false;
         return true;
@@ -2983,8 +2992,7 @@ public:
     // changes nothing.
     std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
         if (method_name.empty()) return "empty method name";
-        for (char c : method_name)
-            if (!detail::is_tchar(c)) return detail::message({"invalid method name '", method_name, "'"});
+        if (!detail::all_tchars(method_name)) return detail::message({"invalid method name '", method_name, "'"});
         std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
         std::string err = trie_.check(method_name, pattern);
         if (err.empty() && !twin.empty()) {

@@ -115,6 +115,14 @@ inline const char* scan_target_chars(const char* p, const char* end) noexcept {
 }
 #endif // __SSE2__
 
+// Whether every byte of s is a token character, or a Host character.
+inline bool all_tchars(std::string_view s) noexcept {
+    return scan_tchars(s.data(), s.data() + s.size()) == s.data() + s.size();
+}
+inline bool all_host_chars(std::string_view s) noexcept {
+    return scan_host_chars(s.data(), s.data() + s.size()) == s.data() + s.size();
+}
+
 inline bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
 
 inline std::string_view trim_ows(std::string_view s) noexcept {

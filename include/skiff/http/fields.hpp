@@ -107,7 +107,7 @@ inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
 
 inline parse_status note_host(std::string_view v, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
-    if (scan_host_chars(v.data(), v.data() + v.size()) != v.data() + v.size()) return parse_status::bad_request;
+    if (!all_host_chars(v)) return parse_status::bad_request;
     if (!f.host_from_target) h.host = v;
     return parse_status::complete;
 }

@@ -18,6 +18,7 @@
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
+#include "skiff/detail/scan.hpp"
 #include "skiff/http/status.hpp"
 
 #include <cstddef>      // std::size_t
@@ -145,9 +146,7 @@ private:
     friend struct detail::response_access;
 
     static bool valid_field(std::string_view name, std::string_view value) noexcept {
-        if (name.empty()) return false;
-        for (char c : name)
-            if (!detail::is_tchar(c)) return false;
+        if (name.empty() || !detail::all_tchars(name)) return false;
         for (char c : value)
             if (c == '\r' || c == '\n' || c == '\0') return false;
         return true;

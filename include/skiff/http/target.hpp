@@ -22,6 +22,9 @@ inline void split_path_query(std::string_view pq, request_head& h) noexcept {
     h.query = q == std::string_view::npos ? std::string_view() : pq.substr(q + 1);
 }
 
+// A plain loop, not detail::all_host_chars: absolute-form and CONNECT targets are rare, and
+// including scan.hpp here changed g++'s inlining of the target parser, measured at 6 more
+// instructions per ordinary request (callgrind, contract app).
 inline bool is_authority(std::string_view a) noexcept {
     if (a.empty()) return false;
     for (char c : a)

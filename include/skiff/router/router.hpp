@@ -79,8 +79,7 @@ public:
     // changes nothing.
     std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
         if (method_name.empty()) return "empty method name";
-        for (char c : method_name)
-            if (!detail::is_tchar(c)) return detail::message({"invalid method name '", method_name, "'"});
+        if (!detail::all_tchars(method_name)) return detail::message({"invalid method name '", method_name, "'"});
         std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
         std::string err = trie_.check(method_name, pattern);
         if (err.empty() && !twin.empty()) {
