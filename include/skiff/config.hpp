@@ -32,4 +32,15 @@
 #define SKIFF_UNLIKELY(x) (x)
 #endif // branch hints
 
+// For the few hot-path functions whose call GCC would otherwise keep, and the rare paths kept
+// out of a hot caller (each use says what it saved, measured with callgrind): a call costs a
+// prologue, an epilogue and the arguments; an inlined rare path costs the caller registers.
+#if defined(__GNUC__) || defined(__clang__)
+#define SKIFF_ALWAYS_INLINE [[gnu::always_inline]] inline
+#define SKIFF_NOINLINE [[gnu::noinline]]
+#else
+#define SKIFF_ALWAYS_INLINE inline
+#define SKIFF_NOINLINE
+#endif // inlining
+
 #endif // SKIFF_CONFIG_HPP

@@ -26,6 +26,13 @@ void uneven_routes(skiff::basic_server<Policy>& app) {
     });
 }
 
+// For client::read_until: the bytes so far end with `tail`.
+auto ends_with(std::string tail) {
+    return [tail](const std::string& all) {
+        return all.size() >= tail.size() && all.compare(all.size() - tail.size(), tail.size(), tail) == 0;
+    };
+}
+
 } // namespace
 
 TEST_CASE_TEMPLATE("many connections with uneven handler costs: each request answered once, in order", Policy,
@@ -124,4 +131,43 @@ TEST_CASE("workers = 0 means one per CPU") {
     app.stop();
     t.join();
     CHECK(started.load() == std::thread::hardware_concurrency());
+}
+
+TEST_CASE("shared: a burst of slow requests on idle connections is spread over every worker") {
+    // The shared policy's promise: any idle thread takes the next ready connection. Both
+    // workers are first kept busy while four slow requests arrive, so that all four are ready
+    // at once when the workers come back to wait: a thread that took several in one wait
+    // would serve them one after another while the other worker idled.
+    const int workers = 2, connections = 4;
+    std::atomic<int> busy{0}, in_flight{0}, most_in_flight{0};
+    skiff::options opt;
+    opt.workers = workers;
+    running_server<skiff::shared> srv(
+        [&](skiff::basic_server<skiff::shared>& app) {
+            app.get("/busy", [&](skiff::request&, skiff::response& res) {
+                ++busy;
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                res.text("busy");
+            });
+            app.get("/slow", [&](skiff::request&, skiff::response& res) {
+                int now = ++in_flight;
+                for (int seen = most_in_flight.load(); now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                --in_flight;
+                res.text("slow");
+            });
+        },
+        opt);
+    std::vector<client> blockers, clients;
+    for (int i = 0; i < connections; ++i) clients.emplace_back(srv.port());
+    for (int i = 0; i < workers; ++i) {
+        blockers.emplace_back(srv.port());
+        blockers.back().send("GET /busy HTTP/1.1\r\nHost: t\r\n\r\n");
+    }
+    while (busy.load() < workers) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (auto& c : clients) c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");  // ready while every worker is busy
+    for (auto& c : clients) CHECK(c.read_until(ends_with("slow")).find("200 OK") != std::string::npos);
+    for (auto& b : blockers) CHECK(b.read_until(ends_with("busy")).find("200 OK") != std::string::npos);
+    CHECK(most_in_flight.load() == workers);
 }

@@ -1,6 +1,27 @@
-// One connection's state between reads: the bytes of an incomplete request, output a short
-// write left behind, parser state and its deadline. An idle keep-alive connection owns no
-// buffer, so it costs sizeof(connection) (checked by a test) plus the kernel's socket.
+// One connection's state between events: the bytes of an incomplete request, output a short
+// write left behind, parser state, its deadline, and its phase. An idle keep-alive connection
+// owns no buffer, so it costs sizeof(connection) (checked by a test) plus the kernel's socket.
+//
+// It does not act: the session (session.hpp) moves it from phase to phase, the writer
+// (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
+// slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
+// `stream` is set exactly while the phase is streaming.
+//
+// The phases (enum phase below), and what moves a connection between them:
+//
+//   reading         --head complete, Expect and body deadline acted on--> body
+//   reading, body   --request answered-------------------------------->  reading
+//   reading, body   --answers pass write_high_water------------------->  waiting (the rest stays in `in`)
+//   reading, body   --the answer is a streamed body------------------->  streaming
+//   reading, body   --answer says close, client EOF, stop()---------->  closing
+//   reading, body   --framing or limit error, unread requests behind-->  draining
+//   waiting         --the client took the output: serve what waited-->  reading
+//   streaming       --body complete---------------------------------->  stream_state::then
+//                                                     (reading, or waiting when requests wait; closing; draining)
+//   closing         --output written---------------------------------> closed
+//   draining        --output written: shut the write side------------> lingering
+//   lingering       --EOF, or the linger deadline--------------------> closed
+//   any             --reset, send error, idle or write deadline-------> closed
 #ifndef SKIFF_SERVER_CONNECTION_HPP
 #define SKIFF_SERVER_CONNECTION_HPP
 
@@ -10,11 +31,24 @@
 #include "skiff/server/timer_wheel.hpp"
 
 #include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
-#include <memory>   // std::unique_ptr for pool blocks
-#include <vector>   // std::vector of blocks and free buffers
+#include <cstdint>  // std::uint8_t, std::uint64_t
+#include <memory>   // std::unique_ptr for a stream in progress
 
 namespace skiff::detail {
+
+// The order matters: the phases from closing on end the connection (session.hpp compares).
+enum class phase : std::uint8_t {
+    reading,    // between requests, or reading a request's head
+    body,       // reading a body whose head was acted on (body deadline, 100 Continue)
+    waiting,    // complete requests wait in `in` until the client takes earlier output
+    streaming,  // a streamed body is produced as the client reads; no reading meanwhile
+    closing,    // no more requests: close once the output is written
+    draining,   // as closing, then shut the write side and linger, so the client reads the answer
+    lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
+};
+
+// The phases in which the connection is read and its requests served.
+constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
@@ -24,111 +58,34 @@ struct stream_state {
     body_source source;
     std::uint64_t left;  // bytes still owed under Content-Length, or unknown_length
     bool chunked;
+    phase then;          // once the body is complete: reading, closing or draining
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
 struct connection : timer_node {
-    byte_buffer in;              // an incomplete request; empty between requests
+    byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
     std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
     request_parser parser;
-    connection* next_free = nullptr;
+    connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
     std::uint8_t watching = 0;   // interest bits last given to the poller
     deadline_kind deadline = deadline_kind::idle;
-    bool head_seen = false;      // this request's head was acted on (Expect, deadline)
-    bool close_after = false;    // close once the output is written
-    bool linger = false;         // ... and drain unread input first
-    bool lingering = false;      // write side shut; discarding input until EOF or deadline
-    bool read_eof = false;       // the peer shut its side; finish writing, then close
-    bool resume = false;         // requests wait in `in` behind a stream that has ended
-};
+    phase state = phase::reading;
 
-// Connections live in fixed blocks that never move, so a poller's data pointer stays valid.
-template <class Conn>
-class basic_pool {
-public:
-    Conn& acquire() {
-        if (free_ == nullptr) grow();
-        Conn* c = free_;
-        free_ = static_cast<Conn*>(c->next_free);
-        c->next_free = nullptr;
-        return *c;
+    // Back to a fresh slot (the pool calls this when the connection closes).
+    void reset() noexcept {
+        in.release();
+        out.release();
+        out_sent = 0;
+        stream.reset();
+        parser.reset();
+        fd = -1;
+        watching = 0;
+        deadline = deadline_kind::idle;
+        state = phase::reading;
     }
-
-    void release(Conn& c) noexcept {
-        c.in.release();
-        c.out.release();
-        c.out_sent = 0;
-        c.stream.reset();
-        c.parser.reset();
-        c.fd = -1;
-        c.watching = 0;
-        c.deadline = deadline_kind::idle;
-        c.head_seen = c.close_after = c.linger = c.lingering = c.read_eof = c.resume = false;
-        c.next_free = free_;
-        free_ = &c;
-    }
-
-    // Calls fn(c) for every connection in use.
-    template <class Fn>
-    void for_each_open(Fn fn) {
-        for (auto& b : blocks_)
-            for (std::size_t i = 0; i < block_size; ++i)
-                if (b[i].fd >= 0) fn(b[i]);
-    }
-
-private:
-    static constexpr std::size_t block_size = 64;
-
-    void grow() {
-        blocks_.emplace_back(new Conn[block_size]);
-        Conn* b = blocks_.back().get();
-        for (std::size_t i = block_size; i-- > 0;) {
-            b[i].next_free = free_;
-            free_ = &b[i];
-        }
-    }
-
-    std::vector<std::unique_ptr<Conn[]>> blocks_;
-    Conn* free_ = nullptr;
-};
-
-using connection_pool = basic_pool<connection>;
-
-// Request buffers of the standard size (one request head) kept for reuse, so the hot path
-// does not return them to malloc between requests; a few suffice, since only connections
-// with a request in flight hold one.
-class buffer_pool {
-public:
-    // Rounded up to a power of two: the capacity byte_buffer's growth gives, so buffers that
-    // grew no further are recognised on release.
-    void set_size(std::size_t size) noexcept {
-        size_ = 256;
-        while (size_ < size) size_ *= 2;
-    }
-    std::size_t buffer_size() const noexcept { return size_; }
-
-    void acquire(byte_buffer& b) {
-        if (!free_.empty()) {
-            b = std::move(free_.back());
-            free_.pop_back();
-            return;
-        }
-        b.reserve_more(size_);
-    }
-
-    void release(byte_buffer& b) {
-        b.clear();
-        if (b.capacity() == size_ && free_.size() < max_free) free_.push_back(std::move(b));
-        else b.release();
-    }
-
-private:
-    static constexpr std::size_t max_free = 16;
-    std::vector<byte_buffer> free_;
-    std::size_t size_ = 16 * 1024;
 };
 
 } // namespace skiff::detail

@@ -1,30 +1,62 @@
-// The connections of one loop, for the single and sharded policies: a level-triggered poller,
-// the connection pool and a timing wheel, touched by one thread only, so nothing is locked.
-// shared_set.hpp has the same members for connections that several threads serve.
+// The connections of one loop that owns them, for the single and sharded policies: a
+// level-triggered poller, the listener, the connection pool and a timing wheel, all touched by
+// the loop's thread only, so nothing is locked. connection_set.hpp states the interface that
+// this, sharded_set and shared_set each offer the loop; a trait checks it at compile time.
+//
+// sharded_set adds what a sharded loop needs beyond its own connections: the server's stop
+// flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
+// options::reuse_port off), an inbox of accepted descriptors. Only the sharded policy
+// instantiates its members.
 #ifndef SKIFF_SERVER_LOCAL_SET_HPP
 #define SKIFF_SERVER_LOCAL_SET_HPP
 
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/socket.hpp"
 #include "skiff/poller/poller.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/connection_pool.hpp"
+#include "skiff/server/connection_set.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
+#include <atomic>        // the sharded server's stop flag
 #include <cstddef>       // std::size_t
-#include <cstdint>       // std::int64_t, std::uint8_t
+#include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t
+#include <mutex>         // std::mutex guarding a sharded loop's inbox
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
+#include <utility>       // std::move, std::swap
+#include <vector>        // std::vector of descriptors and peers
 
 namespace skiff::detail {
 
 class local_set {
 public:
     using conn = connection;
+    // One loop takes every ready descriptor it can in one wait: nobody else would serve them.
+    static constexpr int wait_batch = 256;
 
-    std::error_code open(std::int64_t now_ms, std::int64_t tick_ms) {
+    std::error_code open(unique_fd listener, std::int64_t now_ms, std::int64_t tick_ms) {
         timers_.init(now_ms, tick_ms, 512);
-        return poller_.open();
+        if (auto ec = poller_.open()) return ec;
+        listener_ = std::move(listener);
+        if (!listener_) return {};  // a sharded loop fed by the acceptor
+        port_ = local_port(listener_.get());
+        return poller_.add(listener_.get(), &listener_, watch_read);
     }
 
     default_poller& poller() noexcept { return poller_; }
+
+    // ---- the listener -------------------------------------------------------------------
+
+    bool is_listener(const void* data) const noexcept { return data == &listener_; }
+    int listener_fd() const noexcept { return listener_.get(); }
+    std::uint16_t port() const noexcept { return port_; }
+    void accept_round_done() noexcept {}  // level-triggered: nothing to re-arm
+    void pause_accepting() noexcept { watch_listener(watch_none); }
+    void resume_accepting() noexcept { watch_listener(watch_read); }
+    static bool hand_off(int) noexcept { return false; }  // this loop serves what it accepts
+
+    // ---- connections --------------------------------------------------------------------
 
     // Registers a new connection for reading, with its first deadline; false if the poller
     // refused it (the descriptor is then closed).
@@ -57,9 +89,11 @@ public:
         poller_.modify(c.fd, &c, w);
     }
 
-    // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to.
-    void event_done(conn&) noexcept {}
+    // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to,
+    // and deadlines come from the wheel, never from another thread.
+    static void event_done(conn&) noexcept {}
     static void take_ownership(conn&) noexcept {}
+    static constexpr bool take_expired(conn&) noexcept { return false; }
 
     void arm(conn& c, std::int64_t deadline) noexcept { timers_.arm(c, deadline); }
 
@@ -72,17 +106,100 @@ public:
     std::int64_t tick_ms() const noexcept { return timers_.tick_ms(); }
     std::size_t size() const noexcept { return size_; }
 
-    template <class Fn>
-    void for_each(Fn fn) {
-        pool_.for_each_open(fn);
+    // ---- wake and stop ------------------------------------------------------------------
+
+    // single: the only reason to wake a loop is to stop it.
+    template <class Admit>
+    static bool stop_requested(bool woken, Admit&&) noexcept {
+        return woken;
+    }
+
+    // Stops listening and lets `settle` decide, for each connection, whether it closes now.
+    template <class Settle>
+    void begin_stop(std::int64_t deadline, Settle settle) {
+        stop_deadline_ = deadline;
+        stopping_ = true;
+        if (listener_) {
+            poller_.remove(listener_.get());
+            listener_.reset();
+        }
+        pool_.for_each_open(settle);
+    }
+
+    bool drained(std::int64_t now_ms) const noexcept {
+        return stopping_ && (size_ == 0 || now_ms >= stop_deadline_);
+    }
+
+    // After the loop: whatever outlived the stop deadline.
+    template <class Close>
+    void close_remaining(Close close) {
+        pool_.for_each_open(close);
     }
 
 private:
+    void watch_listener(std::uint8_t w) noexcept {
+        if (listener_) poller_.modify(listener_.get(), &listener_, w);
+    }
+
     default_poller poller_;
-    connection_pool pool_;
+    unique_fd listener_;
+    connection_pool<conn> pool_;
     timer_wheel timers_;
     std::size_t size_ = 0;
+    std::int64_t stop_deadline_ = 0;
+    bool stopping_ = false;
+    std::uint16_t port_ = 0;
 };
+
+class sharded_set : public local_set {
+public:
+    // The server's stop flag, set by basic_server::stop() before it wakes every loop.
+    void follow(const std::atomic<bool>& stop_flag) noexcept { stop_flag_ = &stop_flag; }
+    // On the accepting loop only: every loop's set, itself included, to take turns.
+    void hand_to(std::vector<sharded_set*> peers) { peers_ = std::move(peers); }
+
+    // With one acceptor: the next loop in turn takes the connection (true when it was not
+    // this one), through its inbox and a wake.
+    bool hand_off(int fd) {
+        if (peers_.empty()) return false;
+        sharded_set* to = peers_[next_++ % peers_.size()];
+        if (to == this) return false;
+        {
+            std::lock_guard<std::mutex> g(to->inbox_lock_);
+            to->inbox_.push_back(fd);
+        }
+        to->poller().wake();
+        return true;
+    }
+
+    // A wake means: take handed-over connections, then look at the stop flag.
+    template <class Admit>
+    bool stop_requested(bool woken, Admit&& admit) {
+        if (!woken) return false;
+        adopt_inbox(admit);
+        return stop_flag_ != nullptr && stop_flag_->load(std::memory_order_relaxed);
+    }
+
+    template <class Admit>
+    void adopt_inbox(Admit&& admit) {
+        std::vector<int> fds;
+        {
+            std::lock_guard<std::mutex> g(inbox_lock_);
+            std::swap(fds, inbox_);
+        }
+        for (int fd : fds) admit(fd);
+    }
+
+private:
+    const std::atomic<bool>* stop_flag_ = nullptr;
+    std::mutex inbox_lock_;
+    std::vector<int> inbox_;
+    std::vector<sharded_set*> peers_;
+    std::size_t next_ = 0;
+};
+
+static_assert(is_connection_set<local_set> && is_connection_set<sharded_set>,
+              "local_set and sharded_set must offer the loop the interface in connection_set.hpp");
 
 } // namespace skiff::detail
 

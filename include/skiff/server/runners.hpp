@@ -1,6 +1,8 @@
 // How each policy turns loops into a running server: listen, run, stop. basic_server holds
 // exactly one of these, chosen by its policy, so a single-policy program instantiates
-// single_runner only and contains no thread, atomic or mutex.
+// single_runner only and contains no thread, atomic or mutex. A runner owns the connection
+// sets and the loops that serve them: one of each (single), one of each per thread
+// (sharded), or one set that every thread's loop serves (shared).
 #ifndef SKIFF_SERVER_RUNNERS_HPP
 #define SKIFF_SERVER_RUNNERS_HPP
 
@@ -8,7 +10,10 @@
 #include "skiff/platform/socket.hpp"
 #include "skiff/platform/thread.hpp"
 #include "skiff/router/router.hpp"
+#include "skiff/server/acceptor.hpp"
 #include "skiff/server/event_loop.hpp"
+#include "skiff/server/local_set.hpp"
+#include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
 #include "skiff/server/shared_set.hpp"
@@ -16,29 +21,34 @@
 #include <atomic>        // the sharded stop flag
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t
-#include <memory>        // std::unique_ptr for loops (they never move)
+#include <memory>        // std::unique_ptr for sets and loops (they never move)
 #include <system_error>  // std::error_code
 #include <thread>        // std::thread for sharded and shared workers
 #include <type_traits>   // std::conditional_t
-#include <vector>        // std::vector of loops and threads
+#include <utility>       // std::move
+#include <vector>        // std::vector of sets, loops, threads and their errors
 
 namespace skiff::detail {
 
 template <class Policy>
 class single_runner {
 public:
-    single_runner(const options& opt, const router& r) : loop_(opt, r) {}
+    single_runner(const options& opt, const router& r) : opt_(opt), loop_(opt, r, set_) {}
 
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        return loop_.open(std::move(fd));
+        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt_))) return ec;
+        loop_.open();
+        return {};
     }
     std::uint16_t port() const noexcept { return loop_.port(); }
-    void run() { loop_.run(); }
+    std::error_code run() { return loop_.run(); }
     void stop() noexcept { loop_.wake(); }
 
 private:
+    const options& opt_;
+    local_set set_;
     event_loop<Policy> loop_;
 };
 
@@ -73,25 +83,36 @@ public:
         std::size_t n = worker_count(opt);
         bool reuse = opt.reuse_port && has_reuse_port;
         for (std::size_t i = 0; i < n; ++i) {
-            loops_.push_back(std::make_unique<loop>(opt_, router_));
-            loops_.back()->link().stop = &stop_;
-            loops_.back()->set_connection_limit((opt.max_connections + n - 1) / n);
+            sets_.push_back(std::make_unique<sharded_set>());
+            sets_.back()->follow(stop_);
             unique_fd fd;
             if (i == 0 || reuse) {
                 if (auto ec = open_listener(ep, reuse, opt.listen_backlog, fd)) return ec;
                 if (i == 0) set_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
             }
-            if (auto ec = loops_.back()->open(std::move(fd))) return ec;
+            if (auto ec = sets_.back()->open(std::move(fd), monotonic_ms(), tick_for(opt_))) return ec;
+            loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
+            loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
+            loops_.back()->open();
         }
-        if (!reuse)
-            for (auto& l : loops_) loops_[0]->link().peers.push_back(l.get());
+        if (!reuse) {
+            std::vector<sharded_set*> all;
+            for (auto& s : sets_) all.push_back(s.get());
+            sets_[0]->hand_to(std::move(all));
+        }
         return {};
     }
     std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
 
-    void run() {
-        run_workers(loops_.size(), opt_, [this](std::size_t i) { loops_[i]->run(); });
-        for (auto& l : loops_) l->refuse_inbox();
+    // After every worker has returned: a connection the acceptor handed to a loop after it
+    // had drained is refused (503) and closed, not left open.
+    std::error_code run() {
+        std::vector<std::error_code> errors(loops_.size());
+        run_workers(loops_.size(), opt_, [&](std::size_t i) { errors[i] = loops_[i]->run(); });
+        for (auto& s : sets_) s->adopt_inbox(refuse_connection);
+        for (auto& ec : errors)
+            if (ec) return ec;
+        return {};
     }
 
     // Async-signal-safe: a lock-free store and one write per loop.
@@ -109,6 +130,7 @@ private:
 
     const options& opt_;
     const router& router_;
+    std::vector<std::unique_ptr<sharded_set>> sets_;
     std::vector<std::unique_ptr<loop>> loops_;
     std::atomic<bool> stop_{false};
 };
@@ -121,22 +143,24 @@ public:
     shared_runner(const options& opt, const router& r) : opt_(opt), router_(r) {}
 
     std::error_code listen(const endpoint& ep, const options& opt) {
-        if (auto ec = set_.open(0, tick_for(opt))) return ec;
-        if (auto ec = open_listener(ep, false, opt.listen_backlog, set_.listener)) return ec;
-        set_.listener_open.store(true);
-        if (auto ec = set_.poller().add(set_.listener.get(), &set_.listener, watch_read, poll_mode::oneshot))
-            return ec;
+        unique_fd fd;
+        if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
+        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
         for (std::size_t i = 0; i < worker_count(opt); ++i) {
             loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
-            if (auto ec = loops_.back()->open(unique_fd{})) return ec;
+            loops_.back()->open();
         }
         return {};
     }
-    std::uint16_t port() const noexcept { return set_.listener ? local_port(set_.listener.get()) : 0; }
+    std::uint16_t port() const noexcept { return set_.port(); }
 
-    void run() {
-        run_workers(loops_.size(), opt_, [this](std::size_t i) { loops_[i]->run(); });
-        set_.for_each([this](shared_connection& c) { set_.remove(c); });  // past the stop deadline
+    std::error_code run() {
+        std::vector<std::error_code> errors(loops_.size());
+        run_workers(loops_.size(), opt_, [&](std::size_t i) { errors[i] = loops_[i]->run(); });
+        set_.close_all();  // past the stop deadline
+        for (auto& ec : errors)
+            if (ec) return ec;
+        return {};
     }
 
     void stop() noexcept { set_.request_stop(); }
@@ -144,7 +168,7 @@ public:
 private:
     const options& opt_;
     const router& router_;
-    shared_set<Policy> set_;
+    shared_set set_;
     std::vector<std::unique_ptr<loop>> loops_;
 };
 

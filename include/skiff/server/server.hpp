@@ -71,12 +71,16 @@ public:
 
     std::uint16_t port() const noexcept { return runner_.port(); }
 
-    // Serves until stop(); returns 0 after a clean stop, 1 when listen() did not succeed.
+    // Serves until stop(); returns 0 after a clean stop, 1 when listen() did not succeed or
+    // the poller failed (error() says why).
     int run() {
         if (!listening_) return 1;
-        runner_.run();
-        return 0;
+        error_ = runner_.run();
+        return error_ ? 1 : 0;
     }
+
+    // Why the last run() ended other than by stop(): the poller's error; empty otherwise.
+    std::error_code error() const noexcept { return error_; }
 
     // Stops serving: the listener closes, requests already read are answered, idle
     // connections close, and run() returns within options::stop_timeout. Safe to call from
@@ -90,6 +94,7 @@ private:
     skiff::options opt_;
     skiff::router router_;
     detail::runner_for<Policy> runner_;
+    std::error_code error_;
     bool listening_ = false;
 };
 

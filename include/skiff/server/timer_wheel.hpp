@@ -18,8 +18,8 @@ namespace skiff::detail {
 struct timer_node {
     timer_node* prev = nullptr;  // null when not in the wheel
     timer_node* next = nullptr;
-    std::int64_t deadline = 0;   // ms on the loop's monotonic clock
-    std::int64_t due = 0;        // the tick of the slot the node is in
+    std::int64_t expires_ms = 0;  // on the loop's monotonic clock
+    std::int64_t slot_tick = 0;   // the tick of the slot the node is in
     bool armed() const noexcept { return prev != nullptr; }
 };
 
@@ -36,8 +36,8 @@ public:
 
     void arm(timer_node& n, std::int64_t deadline) noexcept {
         std::int64_t due = tick_of(deadline);
-        n.deadline = deadline;
-        if (n.armed() && n.due <= due) return;  // lazy: its slot comes first, and will move it
+        n.expires_ms = deadline;
+        if (n.armed() && n.slot_tick <= due) return;  // lazy: its slot comes first, and will move it
         if (n.armed()) unlink(n);
         link(n, due);
     }
@@ -79,14 +79,14 @@ private:
         while (pending.next != &pending) {
             timer_node& n = *pending.next;
             unlink(n);
-            if (n.deadline <= now_ms) on_expired(n);
-            else link(n, tick_of(n.deadline));
+            if (n.expires_ms <= now_ms) on_expired(n);
+            else link(n, tick_of(n.expires_ms));
         }
     }
 
     void link(timer_node& n, std::int64_t due) noexcept {
         timer_node& head = slots_[static_cast<std::size_t>(due) & (slots_.size() - 1)];
-        n.due = due;
+        n.slot_tick = due;
         n.prev = head.prev;
         n.next = &head;
         head.prev->next = &n;

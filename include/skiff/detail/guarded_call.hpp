@@ -1,0 +1,29 @@
+// The one exception boundary: user code (a handler, a stream's source) that throws is caught
+// here, and the server answers 500 or ends the stream and goes on. Under -fno-exceptions the
+// guard compiles to a plain call. Library code itself never throws on the hot path.
+#ifndef SKIFF_DETAIL_GUARDED_CALL_HPP
+#define SKIFF_DETAIL_GUARDED_CALL_HPP
+
+#include "skiff/config.hpp"
+
+namespace skiff::detail {
+
+#if SKIFF_HAS_EXCEPTIONS
+template <class Fn, class OnError>
+void call_guarded(Fn&& fn, OnError&& on_error) {
+    try {
+        fn();
+    } catch (...) {
+        on_error();
+    }
+}
+#else
+template <class Fn, class OnError>
+void call_guarded(Fn&& fn, OnError&&) {
+    fn();
+}
+#endif // SKIFF_HAS_EXCEPTIONS
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_GUARDED_CALL_HPP

@@ -1,0 +1,98 @@
+// Accept and admission for one loop: takes connections off the listener until its queue is
+// empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
+// stops watching the listener while the process is out of descriptors, instead of spinning on
+// it; accepting resumes when a connection closes, or after a pause.
+//
+// It does not serve connections (session.hpp) or know the policy: where the listener lives
+// and whether another loop takes the connection are the connection set's (connection_set.hpp).
+#ifndef SKIFF_SERVER_ACCEPTOR_HPP
+#define SKIFF_SERVER_ACCEPTOR_HPP
+
+#include "skiff/platform/socket.hpp"
+#include "skiff/server/connection.hpp"
+#include "skiff/server/loop_time.hpp"
+#include "skiff/server/options.hpp"
+
+#include <cerrno>    // errno values from accept
+#include <cstddef>   // std::size_t
+#include <cstdint>   // std::int64_t, std::uint8_t
+#include <unistd.h>  // close
+
+namespace skiff::detail {
+
+// Over the connection limit, or stopping: a fixed 503, written without waiting, then close.
+inline void refuse_connection(int fd) noexcept {
+    static constexpr char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    [[maybe_unused]] auto n = send_some(fd, busy, sizeof busy - 1);
+    ::close(fd);
+}
+
+template <class Set>
+class acceptor {
+public:
+    acceptor(const options& opt, Set& set, const loop_time& time) noexcept
+        : opt_(opt), set_(set), time_(time), max_connections_(opt.max_connections) {}
+
+    // sharded: each loop admits its share of options::max_connections.
+    void limit_connections(std::size_t n) noexcept { max_connections_ = n < opt_.max_connections ? n : opt_.max_connections; }
+    void begin_stop() noexcept { admitting_ = admission::refusing; }
+
+    // The listener is readable: accept until its queue is empty.
+    void accept_ready() {
+        for (;;) {
+            int fd = accept_nonblocking(set_.listener_fd());
+            if (fd >= 0) {
+                if (!set_.hand_off(fd)) admit(fd);
+                continue;
+            }
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return pause();
+            break;  // EAGAIN: the queue is empty
+        }
+        set_.accept_round_done();
+    }
+
+    void admit(int fd) {
+        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse_connection(fd);
+        prepare_connection(fd);
+        set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+    }
+
+    bool paused() const noexcept { return listening_ == listening::paused; }
+    // A descriptor came free: try again at once.
+    void on_close() noexcept {
+        if (paused()) resume();
+    }
+    void on_tick() noexcept {
+        if (paused() && time_.now_ms >= retry_at_) resume();
+    }
+
+private:
+    static constexpr std::int64_t retry_after_ms = 100;
+
+    enum class admission : std::uint8_t { admitting, refusing };
+    enum class listening : std::uint8_t { watching, paused };
+
+    void pause() noexcept {
+        listening_ = listening::paused;
+        retry_at_ = time_.now_ms + retry_after_ms;
+        set_.pause_accepting();
+    }
+
+    void resume() noexcept {
+        listening_ = listening::watching;
+        set_.resume_accepting();
+    }
+
+    const options& opt_;
+    Set& set_;
+    const loop_time& time_;
+    std::size_t max_connections_;
+    std::int64_t retry_at_ = 0;
+    admission admitting_ = admission::admitting;
+    listening listening_ = listening::watching;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_ACCEPTOR_HPP

@@ -1,0 +1,70 @@
+// What a connection set offers the event loop: the one interface behind which the threading
+// policies differ. The loop (event_loop.hpp) is written once against it; local_set (single),
+// sharded_set (sharded) and shared_set (shared) implement it, and is_connection_set checks
+// each at compile time, so a member that one set lacks or spells differently fails the build
+// here rather than in whichever policy a program happens to instantiate.
+//
+//   conn, wait_batch                 the connection type; events one wait may take
+//   open(listener, now, tick)        the poller, the listener (may be empty), the timers
+//   poller()                         to wait on and to wake
+//   is_listener(data), listener_fd(), port(),
+//   accept_round_done(), pause_accepting(), resume_accepting()
+//                                    the listener: re-armed after a round (one-shot), paused
+//                                    while descriptors run out
+//   hand_off(fd)                     true when another loop takes an accepted connection
+//   add, remove, watch, arm          a connection's slot, interest and deadline
+//   take_ownership(c), event_done(c) around each event (the shared set's hand-over)
+//   take_expired(c)                  a deadline another thread found passed (shared only)
+//   expire(now, on_expired)          deadlines passed by now
+//   has_deadlines(), tick_ms(), size()
+//   stop_requested(woken, admit)     after each wait: stop now? (may admit handed-over fds)
+//   begin_stop(deadline, settle)     stop listening; settle(c) each connection it owns
+//   drained(now)                     the loop may return
+//   close_remaining(close)           after the loop: close what outlived the stop deadline
+#ifndef SKIFF_SERVER_CONNECTION_SET_HPP
+#define SKIFF_SERVER_CONNECTION_SET_HPP
+
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/server/connection.hpp"
+
+#include <cstdint>      // std::int64_t, std::uint8_t
+#include <type_traits>  // std::void_t, std::true_type, std::is_base_of_v
+#include <utility>      // std::declval
+
+namespace skiff::detail {
+
+template <class S, class = void>
+struct has_set_members : std::false_type {};
+
+template <class S>
+struct has_set_members<
+    S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
+                   decltype(std::declval<S&>().open(std::declval<unique_fd>(), std::int64_t{}, std::int64_t{})),
+                   decltype(std::declval<S&>().poller().wake()),
+                   decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
+                   decltype(int{std::declval<const S&>().listener_fd()}), decltype(std::declval<const S&>().port()),
+                   decltype(std::declval<S&>().accept_round_done()), decltype(std::declval<S&>().pause_accepting()),
+                   decltype(std::declval<S&>().resume_accepting()), decltype(bool{std::declval<S&>().hand_off(0)}),
+                   decltype(bool{std::declval<S&>().add(0, deadline_kind::idle, std::int64_t{})}),
+                   decltype(std::declval<S&>().remove(std::declval<typename S::conn&>())),
+                   decltype(std::declval<S&>().watch(std::declval<typename S::conn&>(), std::uint8_t{})),
+                   decltype(std::declval<S&>().arm(std::declval<typename S::conn&>(), std::int64_t{})),
+                   decltype(S::take_ownership(std::declval<typename S::conn&>())),
+                   decltype(std::declval<S&>().event_done(std::declval<typename S::conn&>())),
+                   decltype(bool{S::take_expired(std::declval<typename S::conn&>())}),
+                   decltype(std::declval<S&>().expire(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
+                   decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
+                   decltype(std::declval<const S&>().size()),
+                   decltype(bool{std::declval<S&>().stop_requested(true, std::declval<void (*)(int)>())}),
+                   decltype(std::declval<S&>().begin_stop(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
+                   decltype(bool{std::declval<const S&>().drained(std::int64_t{})}),
+                   decltype(std::declval<S&>().close_remaining(std::declval<void (*)(typename S::conn&)>()))>>
+    : std::true_type {};
+
+// Its connection type must be a connection, so that the session and the writer serve it as one.
+template <class S>
+inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_base_of_v<connection, typename S::conn>;
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_CONNECTION_SET_HPP

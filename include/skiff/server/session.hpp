@@ -1,0 +1,385 @@
+// The protocol side of a connection (what redis keeps in networking.c, apart from its ae.c
+// loop): read, parse, route, respond, keep the tail, and move the connection from phase to
+// phase (connection.hpp has the diagram). Each event handler returns the connection's fate,
+// so the caller knows whether it may still touch it.
+//
+//   on_readable()  one read into the loop's scratch buffer (or behind a connection's leftover)
+//   serve()        parse every complete request in it, route, run handlers; responses are
+//                  appended to the writer's batch in request order
+//   keep_tail()    an incomplete request's bytes move into the connection; nothing else does
+//   after_write()  given what the writer did, what to wait for next (a switch over the phase)
+//
+// It does not wait for events, accept, or know the threading policy: the loop (event_loop.hpp)
+// calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
+// itself: the writer (writer.hpp) does.
+//
+// Invariants: once a connection is closed (fate::closed) it is not touched again, since under
+// the shared policy another thread may already have its slot. Requests on one connection are
+// answered in order; a connection whose answers pass write_high_water stops being read until
+// the client takes them, so a client that pipelines without reading cannot grow server memory.
+#ifndef SKIFF_SERVER_SESSION_HPP
+#define SKIFF_SERVER_SESSION_HPP
+
+#include "skiff/config.hpp"
+#include "skiff/detail/buffer_pool.hpp"
+#include "skiff/detail/byte_buffer.hpp"
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/http/parse_types.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/http/status.hpp"
+#include "skiff/platform/socket.hpp"
+#include "skiff/poller/poll_event.hpp"
+#include "skiff/router/router.hpp"
+#include "skiff/server/connection.hpp"
+#include "skiff/server/loop_time.hpp"
+#include "skiff/server/options.hpp"
+#include "skiff/server/writer.hpp"
+
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::int64_t, std::uint8_t
+#include <cstring>       // std::memchr, std::memcpy
+#include <string_view>   // std::string_view
+#include <sys/socket.h>  // recv, shutdown
+
+namespace skiff::detail {
+
+// Whether the connection an event handler was given is still there afterwards.
+enum class fate : std::uint8_t { open, closed };
+
+// While the server stops, every answer says Connection: close.
+enum class serving : std::uint8_t { normally, until_stop };
+
+template <class Set>
+class session {
+    using conn = typename Set::conn;
+
+public:
+    session(const options& opt, const router& routes, Set& set, const loop_time& time) noexcept
+        : opt_(opt), router_(routes), set_(set), time_(time) {}
+
+    // Allocates every buffer the hot path uses, once.
+    void open() {
+        limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
+        head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
+        pool_.set_size(head_capacity_);
+        scratch_.reserve_more(read_size);
+        writer_.open(read_size);
+        request_access::init(req_, opt_.max_headers, opt_.max_request_line);
+    }
+
+    void begin_stop() noexcept { serving_ = serving::until_stop; }
+
+    fate on_readable(conn& c) {
+        if (c.state == phase::lingering) return discard_input(c);
+        bool fresh = c.in.empty();
+        std::size_t room = fresh ? scratch_.capacity() : make_room(c);
+        char* buf = fresh ? scratch_.data() : c.in.data();
+        std::size_t have = fresh ? 0 : c.in.size();
+        ssize_t n = ::recv(c.fd, buf + have, room, 0);
+        if (n <= 0) {
+            if (n < 0 && retry_later()) return fate::open;
+            return on_eof(c, n == 0);
+        }
+        std::size_t len = have + static_cast<std::size_t>(n);
+        if (!fresh) c.in.resize(len);
+        // A head arriving in pieces is parsed again only when a line ends in the new bytes or
+        // the buffer is full, so a client sending one byte at a time costs a scan of each byte,
+        // not a re-parse per byte.
+        if (!fresh && !c.parser.head_complete() && len < head_capacity_ &&
+            std::memchr(buf + have, '\n', static_cast<std::size_t>(n)) == nullptr)
+            return fate::open;
+        std::size_t used = serve(c, buf, len);
+        keep_tail(c, buf, fresh, len, used);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // Writable: send parked output; else produce more of a stream; else answer the requests
+    // that waited for the client to take earlier answers.
+    fate on_writable(conn& c) {
+        if (!c.out.empty()) return after_write(c, writer_.write_parked(c));
+        if (c.state == phase::streaming) return pump(c);
+        if (c.state != phase::waiting) return after_write(c, write_status::drained);
+        c.state = phase::reading;
+        std::size_t len = c.in.size();
+        std::size_t used = serve(c, c.in.data(), len);
+        keep_tail(c, c.in.data(), false, len, used);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
+    // other connection closes.
+    fate on_deadline(conn& c) {
+        bool request_started = !c.in.empty() || c.parser.head_complete();
+        bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
+                          request_started && c.out.empty() && takes_requests(c.state);
+        if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
+        if (!answer_408) return close(c);
+        answer_error(c, 408, phase::closing);  // the client is not sending: no draining
+        pool_.release(c.in);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // stop() on a loop that owns its connections: idle ones close now; one with a request in
+    // progress or output to write finishes that (with Connection: close), then closes.
+    fate settle_for_stop(conn& c) {
+        if (!c.in.empty() || c.state == phase::lingering) return fate::open;
+        if (c.out.empty() && c.state != phase::streaming) return close(c);
+        close_after_output(c, phase::closing);
+        return fate::open;
+    }
+
+    fate close(conn& c) {
+        if (c.in.capacity() != 0) pool_.release(c.in);
+        set_.remove(c);
+        return fate::closed;
+    }
+
+private:
+    static constexpr std::size_t read_size = 64 * 1024;
+
+    // ---- read and serve -----------------------------------------------------------------
+
+    // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
+    // of the declared body up to one read's worth. Memory follows the bytes that arrive, not
+    // what a head declares, so idle clients that declare large bodies reserve little.
+    std::size_t make_room(conn& c) {
+        std::size_t want = read_size;
+        if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
+        else if (c.parser.declared_size() > c.in.size() && c.parser.declared_size() - c.in.size() < read_size)
+            want = static_cast<std::size_t>(c.parser.declared_size() - c.in.size());
+        c.in.reserve_more(want);
+        return c.in.room();
+    }
+
+    // Parses and answers every complete request in buf[0, len) while the connection takes
+    // requests (not after one that closes it or streams its body), and while the answers stay
+    // under write_high_water. Returns the bytes used: the end of the last request answered.
+    std::size_t serve(conn& c, char* buf, std::size_t len) {
+        std::size_t used = 0;
+        request_head& head = request_access::head(req_);
+        while (used < len && takes_requests(c.state)) {
+            if (writer_.batch().size() + writer::pending(c) >= opt_.write_high_water) {
+                c.state = phase::waiting;  // the rest waits for the client to read
+                break;
+            }
+            parse_result r = c.parser.parse(buf + used, len - used, head, request_access::fields(req_), limits_);
+            if (r.status == parse_status::complete) {
+                c.state = phase::reading;  // a body phase, if any, is over
+                respond(c);
+                used += r.consumed;
+                c.parser.reset();
+                c.deadline = deadline_kind::idle;  // a request that follows starts its own deadline
+                continue;
+            }
+            if (r.status == parse_status::incomplete) {
+                on_partial(c, head);
+                break;
+            }
+            answer_error(c, http_status(r.status), phase::draining);
+        }
+        return used;
+    }
+
+    // A request has begun but is not complete: start its deadline, and once its head is in,
+    // act on Expect before the body is sent (RFC 9110 §10.1.1).
+    void on_partial(conn& c, request_head& head) {
+        if (!c.parser.head_complete()) {
+            if (c.deadline != deadline_kind::header || c.in.empty()) arm(c, deadline_kind::header);
+            return;
+        }
+        if (c.state == phase::body) return;
+        c.state = phase::body;
+        arm(c, deadline_kind::body);
+        if (!head.expect_continue) return;
+        if (router_.has_route(head.verb, head.method_name, head.path)) {
+            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            writer_.batch().append(interim, sizeof interim - 1);
+            return;
+        }
+        head.keep_alive = false;  // the unsent body would follow: say so, and close after
+        respond(c);               // 404 or 405 now, without reading a body the client has not sent
+        close_after_output(c, phase::draining);
+    }
+
+    void respond(conn& c) {
+        request_head& head = request_access::head(req_);
+        request_access::reset(req_);
+        bool close = !head.keep_alive || serving_ == serving::until_stop;
+        response_access::start(res_, writer_.batch(), time_.date, head.verb == method::head, close,
+                               head.version_minor == 0);
+        call_guarded([&] { router_.serve(req_, res_); },
+                     [&] {
+                         response_access::discard(res_);
+                         res_.status(500).text("Internal Server Error\n");
+                     });
+        if (!res_.sent()) res_.end();
+        if (response_access::streaming(res_)) start_stream(c);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    void start_stream(conn& c) {
+        c.stream.reset(new stream_state{response_access::take_source(res_), response_access::stream_length(res_),
+                                        response_access::stream_chunked(res_), phase::reading});
+        c.state = phase::streaming;
+    }
+
+    // A framing or limit error: the stream can no longer be trusted, so answer and close,
+    // draining what the client still sends (`how`) so that it reads the answer, not a reset.
+    void answer_error(conn& c, int status, phase how) {
+        response_access::start(res_, writer_.batch(), time_.date, false, true, false);
+        std::string_view reason = reason_phrase(status);
+        char text[64];
+        std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
+        std::memcpy(text, reason.data(), n);
+        text[n++] = '\n';
+        res_.status(status).text({text, n});
+        close_after_output(c, how);
+    }
+
+    // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
+    // the connection; when there are none, its buffer goes back to the pool and the idle
+    // deadline starts. Inlined: called once per read, 16 instructions a request as a call.
+    SKIFF_ALWAYS_INLINE void keep_tail(conn& c, char* buf, bool fresh, std::size_t len, std::size_t used) {
+        bool closes = ends_after_output(c);
+        if (closes || used == len) {
+            if (closes && used < len) close_after_output(c, phase::draining);  // unread requests: drain them
+            if (c.in.capacity() != 0) pool_.release(c.in);
+            if (!closes) arm(c, deadline_kind::idle);
+            return;
+        }
+        std::size_t keep = c.parser.kept(len - used);
+        if (fresh) {
+            pool_.acquire(c.in);
+            c.in.append(buf + used, keep);
+        } else {
+            c.in.consume(used);
+            c.in.resize(keep);
+        }
+    }
+
+    // ---- after a write ------------------------------------------------------------------
+
+    fate pump(conn& c) {
+        phase then = c.stream->then;  // read first: the writer frees the stream at its end
+        pump_result r = writer_.pump(c, scratch_.data());
+        if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
+        if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
+        if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+        return after_write(c, r.write);
+    }
+
+    // What the connection waits for next, given what the writer did (which also says whether
+    // output is pending: only `drained` leaves none). The common case, everything written and
+    // the next request awaited, is kept apart so that it inlines: 24 instructions a request
+    // less than one function for all cases (callgrind, contract app, keep-alive).
+    SKIFF_ALWAYS_INLINE fate after_write(conn& c, write_status w) {
+        if (w == write_status::drained && takes_requests(c.state)) return await_request(c);
+        return after_write_otherwise(c, w);
+    }
+
+    SKIFF_NOINLINE fate after_write_otherwise(conn& c, write_status w) {
+        switch (w) {
+        case write_status::failed: return close(c);
+        case write_status::parked: arm(c, deadline_kind::write); [[fallthrough]];
+        case write_status::stalled: return await_writable(c);
+        case write_status::drained: break;
+        }
+        switch (c.state) {
+        case phase::reading:
+        case phase::body: return await_request(c);
+        case phase::waiting:
+        case phase::streaming: set_.watch(c, watch_write); return fate::open;  // go on when writable
+        case phase::closing: return close(c);
+        case phase::draining: return linger(c);
+        case phase::lingering: return fate::open;  // has no output
+        }
+        return fate::open;
+    }
+
+    // Output is parked: wait for writability, and keep reading requests only while the
+    // connection takes them and the output stays under write_high_water.
+    fate await_writable(conn& c) {
+        bool keep_reading = writer::pending(c) < opt_.write_high_water && takes_requests(c.state);
+        set_.watch(c, static_cast<std::uint8_t>(watch_write | (keep_reading ? watch_read : 0)));
+        return fate::open;
+    }
+
+    SKIFF_ALWAYS_INLINE fate await_request(conn& c) {
+        set_.watch(c, watch_read);
+        if (c.deadline == deadline_kind::write) arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
+        return fate::open;
+    }
+
+    // ---- close --------------------------------------------------------------------------
+
+    // The phase the connection ends its current work in: a stream's `then` while it streams.
+    static phase& final_phase(conn& c) noexcept { return c.state == phase::streaming ? c.stream->then : c.state; }
+    static bool ends_after_output(conn& c) noexcept {
+        return c.state >= phase::streaming && final_phase(c) >= phase::closing;  // reading: one compare
+    }
+
+    // No more requests: close (or drain, then close) once the output is written. Draining is
+    // never weakened to closing.
+    static void close_after_output(conn& c, phase how) noexcept {
+        phase& p = final_phase(c);
+        if (p != phase::draining) p = how;
+    }
+
+    fate on_eof(conn& c, bool clean) {
+        if (!clean || (c.out.empty() && c.state != phase::streaming)) return close(c);  // reset, or nothing owed
+        close_after_output(c, phase::closing);  // a half-closed client still gets what it asked for
+        set_.watch(c, watch_write);
+        return fate::open;
+    }
+
+    fate linger(conn& c) {
+        ::shutdown(c.fd, SHUT_WR);
+        c.state = phase::lingering;
+        set_.watch(c, watch_read);
+        arm(c, deadline_kind::linger);
+        return fate::open;
+    }
+
+    fate discard_input(conn& c) {
+        ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
+        if (n == 0 || (n < 0 && !retry_later())) return close(c);
+        return fate::open;
+    }
+
+    // ---- deadlines ----------------------------------------------------------------------
+
+    // Inlined so that a constant kind picks its duration at compile time.
+    SKIFF_ALWAYS_INLINE void arm(conn& c, deadline_kind kind) noexcept {
+        c.deadline = kind;
+        set_.arm(c, time_.now_ms + duration_of(kind));
+    }
+
+    std::int64_t duration_of(deadline_kind kind) const noexcept {
+        switch (kind) {
+        case deadline_kind::idle: return opt_.idle_timeout.count();
+        case deadline_kind::header: return opt_.header_timeout.count();
+        case deadline_kind::body: return opt_.body_timeout.count();
+        case deadline_kind::write: return opt_.write_timeout.count();
+        case deadline_kind::linger: return opt_.linger_timeout.count();
+        }
+        return opt_.idle_timeout.count();
+    }
+
+    const options& opt_;
+    const router& router_;
+    Set& set_;
+    const loop_time& time_;
+    writer writer_;
+    buffer_pool pool_;
+    byte_buffer scratch_;  // every fresh read lands here
+    request req_;
+    response res_;
+    parse_limits limits_;
+    std::size_t head_capacity_ = 0;
+    serving serving_ = serving::normally;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_SESSION_HPP

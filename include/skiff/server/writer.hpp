@@ -1,0 +1,175 @@
+// The pipelined-flush writer: responses to every request parsed from one read are built, one
+// after another, in the loop's batch buffer, and leave in one send(). What the socket does not
+// take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
+// Streamed bodies are produced here, piece by piece, as the client takes what was sent.
+//
+// It does not decide what a connection does next (read more, close, linger): it reports what
+// happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
+// that. It never closes a descriptor, watches one, or arms a deadline.
+//
+// Invariants: the batch is empty between events (every flush empties it, into the socket or
+// into the connection); a connection's parked output is written before anything newer, so
+// responses leave in request order; while a stream runs, at most one batch per connection
+// waits in memory, since the connection is not read meanwhile.
+#ifndef SKIFF_SERVER_WRITER_HPP
+#define SKIFF_SERVER_WRITER_HPP
+
+#include "skiff/config.hpp"
+#include "skiff/detail/byte_buffer.hpp"
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/platform/socket.hpp"
+#include "skiff/server/connection.hpp"
+
+#include <cerrno>   // errno after send
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+namespace skiff::detail {
+
+enum class write_status : std::uint8_t {
+    drained,  // everything owed to the client has been written
+    parked,   // output newly parked, or some went and the rest waits: a write deadline (re)starts
+    stalled,  // nothing went; parked output waits as before (its deadline keeps running)
+    failed,   // the peer is gone: the connection must close
+};
+
+enum class stream_end : std::uint8_t {
+    not_yet,    // more to come once the client takes what was sent
+    complete,   // the body is whole (its last chunk is in the batch)
+    truncated,  // the source threw or ended short of its length: the framing is unfinished
+};
+
+struct pump_result {
+    stream_end end;
+    write_status write;
+};
+
+// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
+inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+class writer {
+public:
+    // The batch and a stream's pieces are each up to `piece` bytes before the first send.
+    void open(std::size_t piece) {
+        piece_ = piece;
+        batch_.reserve_more(piece);
+    }
+
+    // Where the responses to the current read are built.
+    byte_buffer& batch() noexcept { return batch_; }
+
+    static std::size_t pending(const connection& c) noexcept { return c.out.size() - c.out_sent; }
+
+    // Sends the batch to c in one call, behind whatever c has parked. The common case (a
+    // batch, nothing parked) is kept apart so that it inlines into the read path.
+    SKIFF_ALWAYS_INLINE write_status flush(connection& c) {
+        if (!batch_.empty() && c.out.empty()) return send_batch(c);
+        return flush_behind_parked(c);
+    }
+
+    // Writability: sends what c has parked.
+    write_status write_parked(connection& c) {
+        ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, pending(c));
+        if (n < 0) {
+            if (!retry_later()) return write_status::failed;
+            n = 0;
+        }
+        c.out_sent += static_cast<std::size_t>(n);
+        if (c.out_sent != c.out.size()) return n > 0 ? write_status::parked : write_status::stalled;
+        c.out.release();
+        c.out_sent = 0;
+        return write_status::drained;
+    }
+
+    // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
+    // other connections. At the end the stream is released and its last piece flushed.
+    pump_result pump(connection& c, char* scratch) {
+        for (int round = 0; round < rounds_per_event; ++round) {
+            stream_end end = produce(*c.stream, scratch);
+            if (end != stream_end::not_yet) {
+                c.stream.reset();
+                return {end, flush(c)};
+            }
+            write_status w = send_batch(c);
+            if (w != write_status::drained) return {stream_end::not_yet, w};
+        }
+        return {stream_end::not_yet, write_status::drained};
+    }
+
+private:
+    static constexpr int rounds_per_event = 4;
+
+    SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
+        if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
+        c.out.append(batch_.data(), batch_.size());
+        batch_.clear();
+        return write_parked(c);
+    }
+
+    // The batch straight to the socket; what it does not take is parked in c.
+    SKIFF_ALWAYS_INLINE write_status send_batch(connection& c) {
+        ssize_t n = send_some(c.fd, batch_.data(), batch_.size());
+        if (n < 0 && !retry_later()) {
+            batch_.clear();
+            return write_status::failed;
+        }
+        std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
+        write_status w = write_status::drained;
+        if (sent < batch_.size()) {
+            c.out.append(batch_.data() + sent, batch_.size() - sent);
+            w = write_status::parked;
+        }
+        batch_.clear();
+        return w;
+    }
+
+    // Appends the stream's next piece to the batch, chunk framing included; at the end, the
+    // last chunk. A source that throws or ends short leaves the framing unfinished.
+    stream_end produce(stream_state& s, char* scratch) {
+        std::size_t cap = s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
+        std::size_t n = 0;
+        bool threw = false;
+        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
+        if (n > cap) n = cap;
+        if (n != 0) append_piece(s, scratch, n);
+        if (s.left != unknown_length) s.left -= n;
+        if (n != 0 && s.left != 0 && !threw) return stream_end::not_yet;
+        if (threw || (s.left != unknown_length && s.left != 0)) return stream_end::truncated;
+        if (s.chunked) append(last_chunk);
+        return stream_end::complete;
+    }
+
+    void append_piece(const stream_state& s, const char* data, std::size_t n) {
+        if (s.chunked) append_chunk_size(n);
+        batch_.append(data, n);
+        if (s.chunked) append(crlf);
+    }
+
+    template <std::size_t N>
+    void append(const char (&literal)[N]) {
+        batch_.append(literal, N - 1);
+    }
+
+    void append_chunk_size(std::size_t n) {
+        char hex[2 * sizeof(std::size_t) + sizeof crlf];
+        char* end = hex + sizeof hex - 1;
+        char* p = end - (sizeof crlf - 1);
+        end[-2] = '\r';
+        end[-1] = '\n';
+        do {
+            *--p = "0123456789abcdef"[n & 15];
+            n >>= 4;
+        } while (n != 0);
+        batch_.append(p, static_cast<std::size_t>(end - p));
+    }
+
+    static constexpr char crlf[] = "\r\n";
+    static constexpr char last_chunk[] = "0\r\n\r\n";
+
+    byte_buffer batch_;
+    std::size_t piece_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_WRITER_HPP
