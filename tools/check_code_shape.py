@@ -231,32 +231,28 @@ def _strip_tail(head):
         head = head[:match.start()]
 
 
-def _top_level_ctor_colon(head):
-    """The position of a constructor's ':' (a single colon after the parameters' ')'), or -1."""
+def _after_parameters(head, is_mark):
+    """The first position k at bracket depth 0 where is_mark(k) holds and the text before k,
+    qualifiers stripped, ends with a ')' (a parameter list); or -1."""
     depth = 0
     for k, c in enumerate(head):
         if c in "([":
             depth += 1
         elif c in ")]":
             depth -= 1
-        elif c == ":" and depth == 0 and head[k - 1:k] != ":" and head[k + 1:k + 2] != ":":
-            before = _strip_tail(head[:k])
-            if before.endswith(")"):
-                return k
+        elif depth == 0 and is_mark(k) and _strip_tail(head[:k]).endswith(")"):
+            return k
     return -1
+
+
+def _top_level_ctor_colon(head):
+    """The position of a constructor's ':' (a single colon after the parameters), or -1."""
+    return _after_parameters(head, lambda k: head[k] == ":" and head[k - 1:k] != ":" and head[k + 1:k + 2] != ":")
 
 
 def _arrow(head):
-    """The position of a trailing return type's '->' at bracket depth 0, after a ')'; or -1."""
-    depth = 0
-    for k, c in enumerate(head):
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif depth == 0 and head.startswith("->", k) and _strip_tail(head[:k]).endswith(")"):
-            return k
-    return -1
+    """The position of a trailing return type's '->' (after the parameters), or -1."""
+    return _after_parameters(head, lambda k: head.startswith("->", k))
 
 
 def classify(head):
