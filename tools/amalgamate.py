@@ -4,10 +4,12 @@
 Starting at include/skiff/skiff.hpp, every `#include "skiff/..."` (or <skiff/...>) is
 replaced, depth first and once per file, by that file's text between breadcrumb comments.
 Every other #include stays where it is, so platform headers remain inside their #if.
-The output is deterministic: no timestamps, no paths, '\n' line endings.
+The output is deterministic: no timestamps, no paths, '\n' line endings. Generation fails
+(exit 2) on an include it cannot resolve, an #include inside a raw string, and a header
+under include/skiff/ that the umbrella does not reach (it would silently be left out).
 
   python3 tools/amalgamate.py                    write the single header
-  python3 tools/amalgamate.py --check            exit 1 if the committed file is stale
+  python3 tools/amalgamate.py --check            exit 1 if the committed file (or --output) is stale
   python3 tools/amalgamate.py --line-directives  emit #line markers (debugging only; never commit)
   python3 tools/amalgamate.py --output FILE      write elsewhere
 """
@@ -22,6 +24,7 @@ UMBRELLA = "skiff/skiff.hpp"
 OUTPUT = ROOT / "single_include" / "skiff" / "skiff.hpp"
 PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](skiff/[^">]+)[">]')
 RAW_STRING_START = re.compile(r'R"([^(\s]{0,16})\(')
+HEADER_SUFFIXES = (".hpp", ".h")
 
 BANNER = """\
 // skiff v{version}: single-header distribution.
@@ -102,15 +105,44 @@ def inline(name: str, seen: set, out: list, line_directives: bool) -> None:
     out.append(f"// end {name}")
 
 
+def check_all_reached(seen: set) -> None:
+    """Fail on a header under include/skiff/ that the DFS from the umbrella never reached:
+    it would be missing from the single header, and only a user of that file would notice."""
+    headers = sorted(p.relative_to(INCLUDE).as_posix() for p in (INCLUDE / "skiff").rglob("*")
+                     if p.suffix in HEADER_SUFFIXES and p.is_file())
+    missed = [name for name in headers if name not in seen]
+    if missed:
+        raise AmalgamationError(
+            "not reached from include/" + UMBRELLA + ", so left out of the single header: "
+            + ", ".join("include/" + name for name in missed)
+            + " (include it from the umbrella or a part, or delete it)")
+
+
 def generate(line_directives: bool = False) -> str:
     out = [BANNER.format(version=version(), license=license_comment()).rstrip("\n")]
     out.append("#ifndef SKIFF_SINGLE_INCLUDE_SKIFF_HPP")
     out.append("#define SKIFF_SINGLE_INCLUDE_SKIFF_HPP")
     out.append("")
-    inline(UMBRELLA, set(), out, line_directives)
+    seen = set()
+    inline(UMBRELLA, seen, out, line_directives)
+    check_all_reached(seen)
     out.append("")
     out.append("#endif // SKIFF_SINGLE_INCLUDE_SKIFF_HPP")
     return "\n".join(out) + "\n"
+
+
+def shown(path: pathlib.Path) -> str:
+    """The path as a message should name it: relative to the checkout when inside it."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def rerun_options(args) -> str:
+    """The options that regenerate the file --check compared, so the advice is exact."""
+    return "" if args.output.resolve() == OUTPUT else f" --output {args.output}"
 
 
 def main() -> int:
@@ -127,7 +159,8 @@ def main() -> int:
     if args.check:
         current = args.output.read_text() if args.output.is_file() else None
         if current != text:
-            print("single_include/skiff/skiff.hpp is stale: run: python3 tools/amalgamate.py", file=sys.stderr)
+            print(f"{shown(args.output)} is stale: run: python3 tools/amalgamate.py{rerun_options(args)}",
+                  file=sys.stderr)
             return 1
         return 0
     args.output.parent.mkdir(parents=True, exist_ok=True)

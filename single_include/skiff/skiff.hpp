@@ -772,11 +772,16 @@ public:
 
     // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
     // ends the wait early and sets `woken` (which is only ever set, never cleared, here: one
-    // flag per caller, so threads sharing a poller share no state). Returns n, 0 on timeout.
+    // flag per caller, so threads sharing a poller share no state).
+    // Returns n >= 0 events; 0 on timeout, on a wake() alone, and when a signal interrupted the
+    // wait (EINTR: the caller just waits again). Any other failure returns -1 with errno kept
+    // (EBADF, EINVAL, EFAULT from epoll_wait(2)): such an error persists, so a caller that took
+    // it for "no events" and waited again would spin; it must stop with the error instead.
     int wait(poll_event* out, int max, int timeout_ms, bool& woken) noexcept {
         epoll_event evs[max_batch];
         if (max > max_batch) max = max_batch;
         int n = ::epoll_wait(ep_.get(), evs, max, timeout_ms);
+        if (n < 0) return errno == EINTR ? 0 : -1;
         int kept = 0;
         for (int i = 0; i < n; ++i) {
             if (evs[i].data.ptr == &wake_fd_) {
@@ -888,12 +893,15 @@ public:
     }
 
     // Waits up to timeout_ms (-1: no limit) and fills out[0, n). A wake() is not an event: it
-    // ends the wait early and sets `woken`. Returns n, 0 on timeout or interruption.
+    // ends the wait early and sets `woken`. Returns as epoll_poller::wait does: n >= 0 events,
+    // 0 on timeout, wake() alone or EINTR, and -1 with errno kept on any other failure
+    // (kqueue(2) ERRORS: EBADF, EFAULT, EINVAL), which persists and must stop the caller.
     int wait(poll_event* out, int max, int timeout_ms, bool& woken) noexcept {
         struct kevent evs[max_batch];
         if (max > max_batch) max = max_batch;
         timespec ts{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000L};
         int n = ::kevent(kq_.get(), nullptr, 0, evs, max, timeout_ms < 0 ? nullptr : &ts);
+        if (n < 0) return errno == EINTR ? 0 : -1;
         int kept = 0;
         for (int i = 0; i < n; ++i) {
             if (evs[i].filter == EVFILT_USER) {
