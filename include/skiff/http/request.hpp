@@ -6,9 +6,9 @@
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/http/method.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/request_head.hpp"
+#include "skiff/http/route_params.hpp"
 #include "skiff/http/url.hpp"
-#include "skiff/router/trie.hpp"
 
 #include <cstddef>      // std::size_t
 #include <string>       // std::string as the decoding arena

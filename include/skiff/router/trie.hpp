@@ -24,17 +24,21 @@
 //
 // The search is an iterative depth-first walk with a fixed stack (max_route_depth entries),
 // so a hostile path costs at most a few steps per route segment and never recurses.
+//
+// Not here: handlers, the 404/405/OPTIONS answers (router.hpp), the Allow value
+// (allow_list.hpp), error messages (route_error.hpp) and byte compares (detail/bytes.hpp).
 #ifndef SKIFF_ROUTER_TRIE_HPP
 #define SKIFF_ROUTER_TRIE_HPP
 
-#include "skiff/http/fields.hpp"
+#include "skiff/detail/bytes.hpp"
 #include "skiff/http/method.hpp"
+#include "skiff/http/route_params.hpp"
+#include "skiff/router/allow_list.hpp"
+#include "skiff/router/route_error.hpp"
 
 #include <array>        // std::array for method slots and the search stack
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint32_t, std::uint16_t, std::uint8_t
-#include <cstring>      // std::memcpy for word loads
-#include <initializer_list>  // std::initializer_list of message parts
 #include <string>       // std::string for labels and error messages (start-up only)
 #include <string_view>  // std::string_view
 #include <utility>      // std::pair
@@ -42,18 +46,7 @@
 
 namespace skiff {
 
-inline constexpr std::size_t max_route_params = 16;
 inline constexpr std::size_t max_route_depth = 32;
-
-struct route_param {
-    std::string_view name;
-    std::string_view value;  // raw in the trie; percent-decoded once the request has it
-};
-
-struct route_params {
-    std::array<route_param, max_route_params> items;
-    std::size_t count = 0;
-};
 
 namespace detail {
 
@@ -93,80 +86,6 @@ inline std::uint32_t segment_hash(const char* s, std::size_t n) noexcept {
 // short labels beats hashing below about eight).
 inline constexpr std::size_t linear_children = 8;
 
-inline std::uint64_t load8(const char* p) noexcept {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    return w;
-}
-inline std::uint32_t load4(const char* p) noexcept {
-    std::uint32_t w;
-    std::memcpy(&w, p, 4);
-    return w;
-}
-
-// a[0, n) == b[0, n) for the short strings of routes, without a call to memcmp: overlapping
-// loads from both ends (8 or 4 bytes), never reading outside either string.
-inline bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
-    if (n >= 8) {
-        for (std::size_t i = 0; i + 8 < n; i += 8)
-            if (load8(a + i) != load8(b + i)) return false;
-        return load8(a + n - 8) == load8(b + n - 8);
-    }
-    if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
-    for (std::size_t i = 0; i < n; ++i)
-        if (a[i] != b[i]) return false;
-    return true;
-}
-
-inline constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-
-// The first '/' in [p, end), or end. Eight bytes a step while eight remain: a zero byte of
-// w ^ "////////" marks a slash, and the lowest one found by (x - 0x01..) & ~x & 0x80.. is
-// exact (a borrow only spoils bytes above it). Byte by byte for the rest.
-inline const char* find_slash(const char* p, const char* end) noexcept {
-    constexpr std::uint64_t ones = 0x0101010101010101ull;
-    if constexpr (little_endian) {
-        for (; end - p >= 8; p += 8) {
-            std::uint64_t x = load8(p) ^ (ones * '/');
-            std::uint64_t zero = (x - ones) & ~x & (ones << 7);
-            if (zero != 0) return p + (__builtin_ctzll(zero) >> 3);
-        }
-    }
-    while (p != end && *p != '/') ++p;
-    return p;
-}
-
-// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
-// it should not cost an allocation. Only extension methods past the room spill into a string.
-class allow_list {
-public:
-    void add(std::string_view m) {
-        if (listed(m)) return;
-        if (size_ != 0) append(", ");
-        append(m);
-    }
-    std::string_view value() const noexcept {
-        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
-    }
-
-private:
-    bool listed(std::string_view m) const noexcept {
-        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
-    }
-    void append(std::string_view s) {
-        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
-            std::memcpy(room_ + size_, s.data(), s.size());
-        } else {
-            if (spill_.empty()) spill_.assign(room_, size_);
-            spill_ += s;
-        }
-        size_ += s.size();
-    }
-
-    char room_[192];  // all nine known methods take 58
-    std::size_t size_ = 0;
-    std::string spill_;
-};
 // What a search found. `handler` is the registered index + 1 (0: none for this method);
 // `allowed` has a bit per method that some route matching the whole path accepts, so a 0
 // handler with a non-zero `allowed` is a 405, and a 0 `allowed` is a 404.
@@ -176,14 +95,6 @@ struct trie_match {
 };
 
 enum class segment_kind : std::uint8_t { literal, param, wildcard };
-
-// Joins the parts of a registration error. One function instead of an operator+ chain at
-// every call site: the chains made up most of a hello program's router code.
-inline std::string message(std::initializer_list<std::string_view> parts) {
-    std::string s;
-    for (std::string_view p : parts) s += p;
-    return s;
-}
 
 inline segment_kind kind_of(std::string_view seg) noexcept {
     if (seg.empty()) return segment_kind::literal;

@@ -5,7 +5,7 @@
 #define SKIFF_SERVER_CONNECTION_HPP
 
 #include "skiff/detail/byte_buffer.hpp"
-#include "skiff/http/request_parser.hpp"
+#include "skiff/http/message_parser.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
