@@ -11,6 +11,7 @@
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
 #include "skiff/detail/bytes.hpp"
+#include "skiff/detail/optional_index.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/platform/thread.hpp"

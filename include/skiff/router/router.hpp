@@ -92,9 +92,9 @@ public:
     void serve(request& req, response& res) const {
         route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
-        if (m.handler != 0) {
+        if (m.handler) {
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
-            return handlers_[m.handler - 1](req, res);
+            return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
         if (!implemented(req.verb(), req.method())) return res.status(501).text("Not Implemented\n");
@@ -114,8 +114,8 @@ public:
     // handler. Allocation-free.
     const handler* match(method verb, std::string_view method_name, std::string_view path,
                          route_params& params) const noexcept {
-        std::uint32_t h = trie_.search(verb, method_name, path, params).handler;
-        return h == 0 ? nullptr : &handlers_[h - 1];
+        detail::route_id h = trie_.search(verb, method_name, path, params).handler;
+        return h ? &handlers_[h.index()] : nullptr;
     }
 
     // True when some handler would serve (method, path); used before reading a body.
