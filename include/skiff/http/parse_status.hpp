@@ -8,8 +8,9 @@
 #ifndef SKIFF_HTTP_PARSE_STATUS_HPP
 #define SKIFF_HTTP_PARSE_STATUS_HPP
 
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint64_t, std::uint8_t
+#include <cstddef>   // std::size_t
+#include <cstdint>   // std::uint64_t, std::uint8_t
+#include <optional>  // std::optional: a status exists for errors only
 
 namespace skiff {
 
@@ -34,7 +35,9 @@ enum class parse_status : std::uint8_t {
     version_not_supported,  // 505
 };
 
-constexpr int http_status(parse_status s) {
+// The status to answer for an error; nullopt for complete and incomplete, which answer
+// nothing (there is no status 0 to send by mistake).
+constexpr std::optional<int> http_status(parse_status s) noexcept {
     switch (s) {
     case parse_status::bad_request: return 400;
     case parse_status::content_too_large: return 413;
@@ -43,8 +46,10 @@ constexpr int http_status(parse_status s) {
     case parse_status::fields_too_large: return 431;
     case parse_status::not_implemented: return 501;
     case parse_status::version_not_supported: return 505;
-    default: return 0;
+    case parse_status::complete:
+    case parse_status::incomplete: break;
     }
+    return std::nullopt;
 }
 
 struct parse_result {

@@ -348,7 +348,7 @@ private:
                 on_partial(c, head);
                 break;
             }
-            answer_error(c, http_status(r.status));
+            answer_error(c, *http_status(r.status));  // neither complete nor incomplete: an error
         }
         consumed_ = off;
     }
