@@ -19,6 +19,10 @@ namespace skiff::detail {
 // Which deadline the connection's timer stands for.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
 
+// stream_state::left for a stream without a Content-Length (response_access::stream_length()
+// gave nullopt).
+inline constexpr std::uint64_t unknown_length = ~std::uint64_t{0};
+
 // A response body being streamed (response::stream): allocated per streamed response only.
 struct stream_state {
     body_source source;

@@ -388,7 +388,8 @@ private:
         if (!res_.sent()) res_.end();
         if (res_.closes_connection()) c.close_after = true;
         if (response_access::streaming(res_))
-            c.stream.reset(new stream_state{response_access::take_source(res_), response_access::stream_length(res_),
+            c.stream.reset(new stream_state{response_access::take_source(res_),
+                                            response_access::stream_length(res_).value_or(unknown_length),
                                             response_access::stream_chunked(res_)});
     }
 
