@@ -1,4 +1,4 @@
-// Fuzz target for the request parser (request_parser over parse_head and chunked_decoder).
+// Fuzz target for the request parser (message_parser over parse_head and chunked_decoder).
 // Input: one byte that picks the limits (odd: the tight test limits, so that small inputs
 // reach every limit; even: the defaults) and seeds the split points, then the byte stream.
 //
@@ -153,13 +153,13 @@ void check_round_trips(std::string_view input, const feed_result& r, const skiff
     }
 }
 
-// The same stream through request_parser directly, as the loop does for one read, with an
+// The same stream through message_parser directly, as the loop does for one read, with an
 // allocation count around the parse calls only.
 void check_no_allocation(std::string_view input, const skiff::parse_limits& limits, const feed_result& r) {
     std::vector<char> buf(input.begin(), input.end());
     std::vector<skiff::header_field> fields(limits.max_headers);
     skiff::request_head head;
-    skiff::request_parser parser;
+    skiff::message_parser parser;
     std::size_t off = 0;
     std::size_t before = allocations;
     while (off < buf.size()) {

@@ -1,4 +1,4 @@
-// Feeds a byte stream to skiff::request_parser the way the event loop does (serve() and
+// Feeds a byte stream to skiff::message_parser the way the event loop does (serve() and
 // keep_tail(): parse every complete message, keep buf[0, kept(len)) of an incomplete one and
 // append the next read to it), with the stream cut into pieces at chosen points, and every
 // buffer handed to parse() placed against a PROT_NONE guard page. The result is comparable:
@@ -12,7 +12,7 @@
 
 #include "support/guard_page.hpp"
 
-#include <skiff/skiff.hpp>  // request_parser; the umbrella, so tests also build from the single header
+#include <skiff/skiff.hpp>  // message_parser; the umbrella, so tests also build from the single header
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
@@ -221,7 +221,7 @@ private:
     guarded_region& region_;
     skiff::parse_limits limits_;
     std::vector<skiff::header_field> fields_;
-    skiff::request_parser parser_;
+    skiff::message_parser parser_;
     skiff::request_head head_;
     std::string kept_;  // the connection's buffer between reads
     feed_result result_;

@@ -1,6 +1,6 @@
 // The chunked transfer coding (RFC 9112 §7.1): sizes, extensions, trailers (parsed, bounded
 // by max_header_bytes, then dropped), the body limit mid-stream, and in-place decoding. Each
-// row runs through request_parser whole, at every split point and byte by byte, against a
+// row runs through message_parser whole, at every split point and byte by byte, against a
 // guard page (check_case in support/split_feed.hpp).
 #include "support/split_feed.hpp"
 

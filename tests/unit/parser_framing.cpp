@@ -92,3 +92,17 @@ TEST_CASE("framing: table, fed whole, at every split and byte by byte, against a
         CHECK(skiff_test::check_case(c) == "");
     }
 }
+
+TEST_CASE("framing: http_status names a status for each error, and none otherwise") {
+    using skiff::parse_status;
+    CHECK_FALSE(skiff::http_status(parse_status::complete).has_value());
+    CHECK_FALSE(skiff::http_status(parse_status::incomplete).has_value());
+    CHECK(skiff::http_status(parse_status::bad_request) == 400);
+    CHECK(skiff::http_status(parse_status::content_too_large) == 413);
+    CHECK(skiff::http_status(parse_status::uri_too_long) == 414);
+    CHECK(skiff::http_status(parse_status::expectation_failed) == 417);
+    CHECK(skiff::http_status(parse_status::fields_too_large) == 431);
+    CHECK(skiff::http_status(parse_status::not_implemented) == 501);
+    CHECK(skiff::http_status(parse_status::version_not_supported) == 505);
+    static_assert(*skiff::http_status(parse_status::bad_request) == 400);
+}

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace {
@@ -125,4 +126,22 @@ TEST_CASE("an HTTP/1.0 stream of unknown length is close-delimited") {
                        false, false, true);
     CHECK(w.bytes == "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nConnection: close\r\n\r\n");
     CHECK(w.close);
+}
+
+TEST_CASE("a stream's length for the loop: the Content-Length to fill, or none") {
+    using skiff::detail::response_access;
+    auto length_of = [](std::optional<std::uint64_t> length, bool close, bool http10) {
+        skiff::detail::byte_buffer out;
+        skiff::detail::date_cache date;
+        skiff::response res;
+        response_access::start(res, out, date, false, close, http10);
+        res.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }, length);
+        REQUIRE(response_access::streaming(res));
+        return response_access::stream_length(res);
+    };
+    CHECK(length_of(10, false, false) == std::optional<std::uint64_t>(10));
+    CHECK(length_of(0, false, false) == std::optional<std::uint64_t>(0));  // zero is a length, not none
+    CHECK_FALSE(length_of(std::nullopt, false, false).has_value());        // chunked
+    CHECK_FALSE(length_of(std::nullopt, false, true).has_value());         // HTTP/1.0: ends with the connection
+    CHECK_FALSE(length_of(10, true, false).has_value());                   // closing: the close frames it
 }

@@ -94,7 +94,7 @@ struct exchange {
     skiff::response res;
     skiff::detail::byte_buffer out;
     skiff::detail::date_cache date;
-    skiff::request_parser parser;
+    skiff::message_parser parser;
     skiff::parse_limits limits;
     std::string raw;
 

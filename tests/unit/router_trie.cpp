@@ -16,6 +16,7 @@
 
 namespace {
 
+using skiff::detail::route_id;
 using skiff::detail::route_trie;
 
 // "GET /a; POST /b/:id" -> {"GET /a", "POST /b/:id"}
@@ -75,8 +76,8 @@ outcome lookup(const std::vector<std::string>& routes, std::string_view method, 
     REQUIRE_MESSAGE(err.empty(), err);
     skiff::route_params params;
     auto m = t.search(skiff::method_from(method), method, path, params);
-    if (m.handler == 0) return {"", "", format_mask(m.allowed)};
-    return {routes[m.handler - 1], format_params(params), ""};
+    if (!m.handler) return {"", "", format_mask(m.allowed)};
+    return {routes[m.handler.index()], format_params(params), ""};
 }
 
 struct match_case {
@@ -174,7 +175,7 @@ TEST_CASE("trie: the search reads only within the path (guard pages on both side
                                       : region.place_at_start(c.path.data(), c.path.size());
             skiff::route_params params;
             auto m = t.search(skiff::method_from(c.method), c.method, {p, c.path.size()}, params);
-            CHECK((m.handler == 0 ? std::string() : routes[m.handler - 1]) == c.route);
+            CHECK((m.handler ? routes[m.handler.index()] : std::string()) == c.route);
         }
     }
 }
@@ -286,9 +287,9 @@ TEST_CASE("trie: whole static paths, short and long, found exactly") {
     route_trie t;
     REQUIRE(build(t, routes).empty());
     skiff::route_params p;
-    REQUIRE(t.search(skiff::method::post, "POST", "/x/1", p).handler != 0);
+    REQUIRE(t.search(skiff::method::post, "POST", "/x/1", p).handler);
     REQUIRE(p.count == 1);
-    REQUIRE(t.search(skiff::method::get, "GET", "/abcdefgh", p).handler != 0);
+    REQUIRE(t.search(skiff::method::get, "GET", "/abcdefgh", p).handler);
     CHECK(p.count == 0);
 }
 
@@ -378,10 +379,24 @@ TEST_CASE("trie: a refused route leaves the trie as it was") {
     CHECK_FALSE(t.insert("GET", "/u/:id", 3).empty());
     CHECK_FALSE(t.insert("POST", "/f/*a/b", 4).empty());
     skiff::route_params p;
-    CHECK(t.search(skiff::method::get, "GET", "/u/1/y", p).handler == 0);
+    CHECK(t.search(skiff::method::get, "GET", "/u/1/y", p).handler == route_id::none());
     CHECK(t.search(skiff::method::get, "GET", "/u/1/y", p).allowed == 0);
-    CHECK(t.search(skiff::method::get, "GET", "/u/1", p).handler == 1);
+    CHECK(t.search(skiff::method::get, "GET", "/u/1", p).handler == route_id::of(0));
     CHECK(t.search(skiff::method::post, "POST", "/f/1/b", p).allowed == 0);
     CHECK(t.insert("GET", "/u/:id/y", 5).empty());
-    CHECK(t.search(skiff::method::get, "GET", "/u/1/y", p).handler == 6);
+    CHECK(t.search(skiff::method::get, "GET", "/u/1/y", p).handler == route_id::of(5));
+}
+
+TEST_CASE("trie: route_id is none until given an index, and index 0 is not none") {
+    route_id none;
+    CHECK_FALSE(none);
+    CHECK(none == route_id::none());
+    std::array<route_id, 3> zero_filled{};  // a node's method slots start out like this
+    for (route_id r : zero_filled) CHECK_FALSE(r);
+    route_id first = route_id::of(0);
+    CHECK(first);
+    CHECK(first.index() == 0);
+    CHECK(first != none);
+    CHECK(route_id::of(41).index() == 41);
+    CHECK(route_id::of(41) != first);
 }

@@ -1,4 +1,4 @@
-// Request-parser micro-benchmark (the picohttpparser bench.c analogue): request_parser::parse()
+// Request-parser micro-benchmark (the picohttpparser bench.c analogue): message_parser::parse()
 // on one request, again and again, from a warm buffer, as the loop calls it for a keep-alive
 // request that arrived whole.
 //
@@ -10,7 +10,7 @@
 //
 // The requests: "short", the 68-byte request of the load generator (3 fields), and "browser",
 // the 715-byte request of ../shared/peers/counts/req_browser.txt (16 fields).
-#include <skiff/skiff.hpp>  // request_parser, also from the single header
+#include <skiff/skiff.hpp>  // message_parser, also from the single header
 
 #include <algorithm>  // std::sort
 #include <chrono>     // std::chrono::steady_clock
@@ -39,7 +39,7 @@ struct parse_state {
     std::vector<char> buf;
     std::vector<skiff::header_field> fields = std::vector<skiff::header_field>(64);
     skiff::request_head head;
-    skiff::request_parser parser;
+    skiff::message_parser parser;
     skiff::parse_limits limits;
 };
 

@@ -1,11 +1,15 @@
-// Byte scanners for the parser: runs of token, field-value and request-target characters,
-// OWS trimming and CRLF checks. Each returns the first byte that ends the run and never reads
-// outside [p, end): the SSE2 versions step 16 bytes while 16 remain and finish byte by byte.
+// Byte scanners for the parser: runs of token, field-value, request-target and Host
+// characters, OWS trimming, and the window a limit allows. Each scanner returns the first
+// byte that ends the run and never reads outside [p, end): the SSE2 versions step 16 bytes
+// while 16 remain and finish byte by byte.
+//
+// Not here: what a parse step answers (http/parse_status.hpp; the CRLF step is in
+// http/crlf.hpp). Like all of detail/, this knows nothing of HTTP messages: bytes in, a
+// position out.
 #ifndef SKIFF_DETAIL_SCAN_HPP
 #define SKIFF_DETAIL_SCAN_HPP
 
 #include "skiff/detail/ascii.hpp"
-#include "skiff/http/parse_types.hpp"
 
 #include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
@@ -138,16 +142,6 @@ inline const char* cap(const char* p, const char* end, std::size_t n) noexcept {
 
 inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
     return a > static_cast<std::size_t>(-1) - b ? static_cast<std::size_t>(-1) : a + b;
-}
-
-// CRLF at p: complete (p advanced), incomplete, or bad_request for anything else.
-inline parse_status expect_crlf(const char*& p, const char* end) noexcept {
-    if (p == end) return parse_status::incomplete;
-    if (*p != '\r') return parse_status::bad_request;
-    if (p + 1 == end) return parse_status::incomplete;
-    if (p[1] != '\n') return parse_status::bad_request;
-    p += 2;
-    return parse_status::complete;
 }
 
 } // namespace skiff::detail

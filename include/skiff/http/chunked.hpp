@@ -14,7 +14,7 @@
 #define SKIFF_HTTP_CHUNKED_HPP
 
 #include "skiff/detail/ascii.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/parse_status.hpp"
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint64_t, std::uint32_t, std::uint8_t

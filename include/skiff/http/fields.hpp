@@ -6,7 +6,9 @@
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/scan.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/crlf.hpp"
+#include "skiff/http/parse_status.hpp"
+#include "skiff/http/request_head.hpp"
 
 #include <cstdint>      // std::uint64_t
 #include <string_view>  // std::string_view

@@ -6,11 +6,12 @@
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/http/method.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/request_head.hpp"
+#include "skiff/http/route_params.hpp"
 #include "skiff/http/url.hpp"
-#include "skiff/router/trie.hpp"
 
 #include <cstddef>      // std::size_t
+#include <optional>     // std::optional from percent_decode
 #include <string>       // std::string as the decoding arena
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector for fields and decoded pairs
@@ -168,10 +169,10 @@ struct request_access {
             r.reserve_arena();
             std::size_t at = r.arena_.size();
             r.arena_.resize(at + raw.size());  // within the reserved capacity
-            std::size_t n = percent_decode(raw, &r.arena_[at]);
-            if (n == invalid_escape) return false;
-            r.arena_.resize(at + n);
-            r.params_.items[i].value = {r.arena_.data() + at, n};
+            std::optional<std::size_t> n = percent_decode(raw, &r.arena_[at]);
+            if (!n) return false;
+            r.arena_.resize(at + *n);
+            r.params_.items[i].value = {r.arena_.data() + at, *n};
         }
         return true;
     }

@@ -25,6 +25,7 @@
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy, std::memmove
 #include <functional>   // std::function for streamed bodies
+#include <optional>     // std::optional: a stream's length, when it is known
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
@@ -35,10 +36,34 @@ namespace skiff {
 // read what was sent before, so a slow reader holds only about one piece in server memory.
 using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
 
-inline constexpr std::uint64_t unknown_length = ~std::uint64_t{0};
-
 namespace detail {
 struct response_access;
+
+// How a response's content is delimited, as the head says it (RFC 9112 §6.3).
+enum class response_framing : std::uint8_t {
+    no_content,      // 1xx, 204, 304: no length, no body
+    content_length,  // Content-Length: the body that follows
+    chunked,         // Transfer-Encoding: chunked (a stream of unknown length, HTTP/1.1)
+    until_close,     // neither: the body ends when the connection closes
+};
+
+// The fixed text of a head, named once so that each width is the length of its own text.
+namespace head_text {
+inline constexpr std::string_view crlf = "\r\n";
+inline constexpr std::string_view field_separator = ": ";
+inline constexpr std::string_view content_type = "Content-Type: ";
+inline constexpr std::string_view content_length = "Content-Length: ";
+inline constexpr std::string_view chunked = "Transfer-Encoding: chunked\r\n";
+inline constexpr std::string_view close = "Connection: close\r\n";
+inline constexpr std::string_view keep_alive = "Connection: keep-alive\r\n";
+inline constexpr std::string_view version = "HTTP/1.1 ";
+inline constexpr std::string_view empty_reason = " \r\n";
+inline constexpr std::size_t status_digits = 3;  // status() keeps codes in 100-599
+inline constexpr std::size_t status_line_room = version.size() + status_digits + empty_reason.size();
+inline constexpr std::size_t max_decimal_digits = 20;  // of a std::uint64_t
+} // namespace head_text
+
+constexpr std::size_t length_of(std::string_view s) noexcept { return s.size(); }
 
 // Decimal digits of v, written backwards ending at `end`; returns the first digit.
 inline char* format_decimal(char* end, std::uint64_t v) noexcept {
@@ -101,12 +126,14 @@ public:
     // Adds a header field (written as given). See the file comment for what is dropped.
     response& header(std::string_view name, std::string_view value) {
         if (sent_ || !valid_field(name, value) || !note_special(name, value)) return *this;
-        char* p = out_->prepare(name.size() + value.size() + 4);
+        namespace text = detail::head_text;
+        std::size_t size = name.size() + text::field_separator.size() + value.size() + text::crlf.size();
+        char* p = out_->prepare(size);
         p = detail::put(p, name);
-        p = detail::put(p, ": ");
+        p = detail::put(p, text::field_separator);
         p = detail::put(p, value);
-        detail::put(p, "\r\n");
-        out_->commit(name.size() + value.size() + 4);
+        detail::put(p, text::crlf);
+        out_->commit(size);
         return *this;
     }
 
@@ -123,17 +150,21 @@ public:
     // length the body is framed by Content-Length and must be exactly that long (a source
     // that ends early closes the connection); without one it is chunked (HTTP/1.1) or ends
     // with the connection (HTTP/1.0).
-    void stream(std::string_view content_type, body_source source, std::uint64_t length = unknown_length) {
+    void stream(std::string_view content_type, body_source source, std::optional<std::uint64_t> length = {}) {
         if (sent_) return;
+        using framing = detail::response_framing;
         bool content = status_allows_body(status_);
-        bool chunked = content && length == unknown_length && !http10_;
-        if (content && length == unknown_length && http10_) close_ = true;
-        write_head(content ? content_type : std::string_view(), content && !chunked && !close_ ? length : 0,
-                   content && !chunked && !close_, chunked, 0);
+        if (content && !length && http10_) close_ = true;  // HTTP/1.0 has no chunked coding
+        framing f = !content ? framing::no_content
+                    : !length ? (http10_ ? framing::until_close : framing::chunked)
+                    : close_  ? framing::until_close
+                              : framing::content_length;
+        bool with_length = f == framing::content_length;
+        write_head(content ? content_type : std::string_view(), with_length ? *length : 0, f, 0);
         if (content && !omit_body_) {
             source_ = std::move(source);
-            stream_length_ = chunked || close_ ? unknown_length : length;
-            stream_chunked_ = chunked;
+            stream_length_ = with_length ? length : std::nullopt;
+            stream_chunked_ = f == framing::chunked;
         }
     }
 
@@ -154,19 +185,20 @@ private:
 
     // Fields skiff writes itself. Returns false when the field must not be written as given.
     bool note_special(std::string_view name, std::string_view value) noexcept {
+        using detail::length_of;
         switch (name.size()) {
-        case 4:
+        case length_of("date"):
             if (detail::iequals_lower(name, "date")) has_date_ = true;
             return true;
-        case 10:
+        case length_of("connection"):
             if (!detail::iequals_lower(name, "connection")) return true;
             if (detail::iequals_lower(value, "close")) close_ = true;
             return false;
-        case 12:
+        case length_of("content-type"):
             if (detail::iequals_lower(name, "content-type")) has_type_ = true;
             return true;
-        case 14: return !detail::iequals_lower(name, "content-length");
-        case 17: return !detail::iequals_lower(name, "transfer-encoding");
+        case length_of("content-length"): return !detail::iequals_lower(name, "content-length");
+        case length_of("transfer-encoding"): return !detail::iequals_lower(name, "transfer-encoding");
         default: return true;
         }
     }
@@ -176,27 +208,35 @@ private:
         bool content = status_allows_body(status_);
         if (!content) body = {};
         std::size_t copied = omit_body_ ? 0 : body.size();
-        char* p = write_head(content ? type : std::string_view(), body.size(), content, false, copied);
+        using framing = detail::response_framing;
+        char* p = write_head(content ? type : std::string_view(), body.size(),
+                             content ? framing::content_length : framing::no_content, copied);
         detail::put(p, body.substr(0, copied));
         out_->commit(copied);
     }
 
     // Writes the head in front of the fields header() already wrote, leaving `reserve` bytes
     // of room after it; returns where the body goes.
-    char* write_head(std::string_view type, std::uint64_t length, bool with_length, bool chunked,
+    // `length` is written only with framing::content_length.
+    char* write_head(std::string_view type, std::uint64_t length, detail::response_framing framing,
                      std::size_t reserve) {
+        namespace text = detail::head_text;
         sent_ = true;
         if (has_type_) type = {};
-        char line_room[24];
+        bool with_length = framing == detail::response_framing::content_length;
+        bool chunked = framing == detail::response_framing::chunked;
+        char line_room[text::status_line_room];
         std::string_view line = status_line(line_room);
-        char length_room[24];
+        char length_room[text::max_decimal_digits];
         char* digits = detail::format_decimal(length_room + sizeof length_room, length);
         std::string_view cl(digits, static_cast<std::size_t>(length_room + sizeof length_room - digits));
         std::size_t prefix = line.size() + (has_date_ ? 0 : detail::date_cache::line_size) +
-                             (type.empty() ? 0 : type.size() + 16) + (with_length ? cl.size() + 18 : 0) +
-                             (chunked ? 28 : 0) + (close_ ? 19 : 0) + (keeps_http10_alive() ? 24 : 0);
+                             (type.empty() ? 0 : text::content_type.size() + type.size() + text::crlf.size()) +
+                             (with_length ? text::content_length.size() + cl.size() + text::crlf.size() : 0) +
+                             (chunked ? text::chunked.size() : 0) + (close_ ? text::close.size() : 0) +
+                             (keeps_http10_alive() ? text::keep_alive.size() : 0);
         std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
-        out_->reserve_more(prefix + 2 + reserve);
+        out_->reserve_more(prefix + text::crlf.size() + reserve);
         char* p = out_->data() + start_;
         if (fields != 0) std::memmove(p + prefix, p, fields);
         p = detail::put(p, line);
@@ -204,13 +244,13 @@ private:
             std::memcpy(p, date_->data(), detail::date_cache::line_size);
             p += detail::date_cache::line_size;
         }
-        if (!type.empty()) p = detail::put(detail::put(detail::put(p, "Content-Type: "), type), "\r\n");
-        if (with_length) p = detail::put(detail::put(detail::put(p, "Content-Length: "), cl), "\r\n");
-        if (chunked) p = detail::put(p, "Transfer-Encoding: chunked\r\n");
-        if (close_) p = detail::put(p, "Connection: close\r\n");
-        if (keeps_http10_alive()) p = detail::put(p, "Connection: keep-alive\r\n");
-        p = detail::put(p + fields, "\r\n");
-        out_->commit(prefix + 2);
+        if (!type.empty()) p = detail::put(detail::put(detail::put(p, text::content_type), type), text::crlf);
+        if (with_length) p = detail::put(detail::put(detail::put(p, text::content_length), cl), text::crlf);
+        if (chunked) p = detail::put(p, text::chunked);
+        if (close_) p = detail::put(p, text::close);
+        if (keeps_http10_alive()) p = detail::put(p, text::keep_alive);
+        p = detail::put(p + fields, text::crlf);
+        out_->commit(prefix + text::crlf.size());
         return p;
     }
 
@@ -218,19 +258,20 @@ private:
     bool keeps_http10_alive() const noexcept { return http10_ && !close_; }
 
     // The listed line, or "HTTP/1.1 NNN \r\n" (empty reason) built in room.
-    std::string_view status_line(char (&room)[24]) const noexcept {
+    std::string_view status_line(char (&room)[detail::head_text::status_line_room]) const noexcept {
+        namespace text = detail::head_text;
         std::string_view known = known_status_line(status_);
         if (!known.empty()) return known;
-        char* p = detail::put(room, "HTTP/1.1 ");
-        detail::format_decimal(p + 3, static_cast<std::uint64_t>(status_));
-        return {room, static_cast<std::size_t>(detail::put(p + 3, " \r\n") - room)};
+        char* digits_end = detail::put(room, text::version) + text::status_digits;
+        detail::format_decimal(digits_end, static_cast<std::uint64_t>(status_));
+        return {room, static_cast<std::size_t>(detail::put(digits_end, text::empty_reason) - room)};
     }
 
     detail::byte_buffer* out_ = nullptr;
     const detail::date_cache* date_ = nullptr;
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
-    std::uint64_t stream_length_ = 0;
+    std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -264,7 +305,8 @@ struct response_access {
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
     static body_source take_source(response& r) noexcept { return std::move(r.source_); }
-    static std::uint64_t stream_length(const response& r) noexcept { return r.stream_length_; }
+    // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
+    static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
 };
 

@@ -10,7 +10,7 @@
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/http/method.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/request_head.hpp"
 
 #include <string_view>  // std::string_view
 

@@ -8,22 +8,21 @@
 #include "skiff/detail/ascii.hpp"
 
 #include <cstddef>      // std::size_t
+#include <optional>     // std::optional: a decoded length, or none for a bad escape
 #include <string_view>  // std::string_view
 
 namespace skiff {
 
-inline constexpr std::size_t invalid_escape = static_cast<std::size_t>(-1);
-
 // Path segments: every '%' must start a valid escape; '+' is a plus. Returns the decoded
-// length, or invalid_escape.
-inline std::size_t percent_decode(std::string_view in, char* out) noexcept {
+// length, or nullopt when a '%' is not followed by two hex digits (the caller answers 400).
+inline std::optional<std::size_t> percent_decode(std::string_view in, char* out) noexcept {
     std::size_t n = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
         char c = in[i];
         if (c == '%') {
-            if (i + 2 >= in.size()) return invalid_escape;
+            if (i + 2 >= in.size()) return std::nullopt;
             int hi = detail::hex_value(in[i + 1]), lo = detail::hex_value(in[i + 2]);
-            if (hi < 0 || lo < 0) return invalid_escape;
+            if (hi < 0 || lo < 0) return std::nullopt;
             c = static_cast<char>(hi * 16 + lo);
             i += 2;
         }

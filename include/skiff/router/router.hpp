@@ -21,21 +21,19 @@
 #ifndef SKIFF_ROUTER_ROUTER_HPP
 #define SKIFF_ROUTER_ROUTER_HPP
 
-#include "skiff/config.hpp"
-#include "skiff/http/fields.hpp"
+#include "skiff/detail/scan.hpp"
 #include "skiff/http/method.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/route_params.hpp"
+#include "skiff/router/allow_list.hpp"
+#include "skiff/router/route_error.hpp"
 #include "skiff/router/trie.hpp"
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint32_t, std::uint8_t
-#include <cstdio>       // std::fprintf for the -fno-exceptions registration failure
-#include <cstdlib>      // std::abort
-#include <cstring>      // std::memcpy
 #include <functional>   // std::function: the handler type
-#include <stdexcept>    // std::invalid_argument
-#include <string>       // std::string for errors (start-up only) and a long Allow
+#include <string>       // std::string for errors (start-up only)
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 #include <vector>       // std::vector of handlers
@@ -44,27 +42,10 @@ namespace skiff {
 
 using handler = std::function<void(request&, response&)>;
 
-// Thrown at registration for a bad or conflicting pattern; the message names both patterns.
-struct route_error : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
-
 enum class trailing_slash : std::uint8_t {
     distinct,  // "/a" and "/a/" are different routes (the default)
     either,    // each route also answers under its other spelling
 };
-
-namespace detail {
-#if SKIFF_HAS_EXCEPTIONS
-[[noreturn]] inline void fail_registration(const std::string& why) { throw route_error(why); }
-#else
-[[noreturn]] inline void fail_registration(const std::string& why) {
-    std::fprintf(stderr, "skiff: %s\n", why.c_str());
-    std::abort();
-}
-#endif // SKIFF_HAS_EXCEPTIONS
-
-} // namespace detail
 
 class router {
 public:
@@ -111,9 +92,9 @@ public:
     void serve(request& req, response& res) const {
         route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
-        if (m.handler != 0) {
+        if (m.handler) {
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
-            return handlers_[m.handler - 1](req, res);
+            return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
         if (!implemented(req.verb(), req.method())) return res.status(501).text("Not Implemented\n");
@@ -133,8 +114,8 @@ public:
     // handler. Allocation-free.
     const handler* match(method verb, std::string_view method_name, std::string_view path,
                          route_params& params) const noexcept {
-        std::uint32_t h = trie_.search(verb, method_name, path, params).handler;
-        return h == 0 ? nullptr : &handlers_[h - 1];
+        detail::route_id h = trie_.search(verb, method_name, path, params).handler;
+        return h ? &handlers_[h.index()] : nullptr;
     }
 
     // True when some handler would serve (method, path); used before reading a body.

@@ -24,17 +24,22 @@
 //
 // The search is an iterative depth-first walk with a fixed stack (max_route_depth entries),
 // so a hostile path costs at most a few steps per route segment and never recurses.
+//
+// Not here: handlers, the 404/405/OPTIONS answers (router.hpp), the Allow value
+// (allow_list.hpp), error messages (route_error.hpp) and byte compares (detail/bytes.hpp).
 #ifndef SKIFF_ROUTER_TRIE_HPP
 #define SKIFF_ROUTER_TRIE_HPP
 
-#include "skiff/http/fields.hpp"
+#include "skiff/detail/bytes.hpp"
+#include "skiff/detail/optional_index.hpp"
 #include "skiff/http/method.hpp"
+#include "skiff/http/route_params.hpp"
+#include "skiff/router/allow_list.hpp"
+#include "skiff/router/route_error.hpp"
 
 #include <array>        // std::array for method slots and the search stack
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint32_t, std::uint16_t, std::uint8_t
-#include <cstring>      // std::memcpy for word loads
-#include <initializer_list>  // std::initializer_list of message parts
 #include <string>       // std::string for labels and error messages (start-up only)
 #include <string_view>  // std::string_view
 #include <utility>      // std::pair
@@ -42,18 +47,7 @@
 
 namespace skiff {
 
-inline constexpr std::size_t max_route_params = 16;
 inline constexpr std::size_t max_route_depth = 32;
-
-struct route_param {
-    std::string_view name;
-    std::string_view value;  // raw in the trie; percent-decoded once the request has it
-};
-
-struct route_params {
-    std::array<route_param, max_route_params> items;
-    std::size_t count = 0;
-};
 
 namespace detail {
 
@@ -61,9 +55,28 @@ namespace detail {
 using method_mask = std::uint16_t;
 inline constexpr method_mask other_bit = 1u << known_method_count;
 
+// A registered route (its handler's index), or none.
+using route_id = optional_index<struct route_tag>;
+// An entry of a node's static-children hash table: an index into its statics, or empty.
+using static_slot = optional_index<struct static_tag>;
+
+// A link to a child node, or none. The root is node 0 and nobody's child, so 0 stands for
+// none and a link is the bare index: the walk follows it with no offset to undo.
+class node_link {
+public:
+    constexpr node_link() noexcept = default;
+    constexpr explicit node_link(std::uint32_t index) noexcept : index_(index) {}
+    static constexpr node_link none() noexcept { return {}; }
+    constexpr explicit operator bool() const noexcept { return index_ != 0; }
+    constexpr std::uint32_t index() const noexcept { return index_; }
+
+private:
+    std::uint32_t index_ = 0;
+};
+
 struct trie_child {
     std::string label;
-    std::uint32_t node;
+    node_link node;
 };
 
 // What the search reads, plus the index of the route that created a parameter node (to name
@@ -71,13 +84,13 @@ struct trie_child {
 // spans fewer cache lines (the GitHub route set makes 173 nodes, all walked per iteration).
 struct trie_node {
     std::vector<trie_child> statics;
-    std::vector<std::uint32_t> hash_table;  // index into statics + 1, when statics is large
-    std::uint32_t param = 0;                 // child node index, 0 when none (0 is the root)
-    std::uint32_t wildcard = 0;
-    std::string name;                        // of the parameter or wildcard this node is
-    std::array<std::uint32_t, known_method_count> slots{};  // handler index + 1, 0 when none
-    std::vector<std::pair<std::string, std::uint32_t>> others;  // extension methods, in order
-    std::uint32_t origin = 0;                // a parameter node: the route that made it, + 1
+    std::vector<static_slot> hash_table;  // when statics is large
+    node_link param;
+    node_link wildcard;
+    std::string name;                     // of the parameter or wildcard this node is
+    std::array<route_id, known_method_count> slots{};  // by method: the route, or none
+    std::vector<std::pair<std::string, route_id>> others;  // extension methods, in order
+    route_id origin;                      // a parameter node: the route that made it
     method_mask methods = 0;
 };
 
@@ -93,97 +106,15 @@ inline std::uint32_t segment_hash(const char* s, std::size_t n) noexcept {
 // short labels beats hashing below about eight).
 inline constexpr std::size_t linear_children = 8;
 
-inline std::uint64_t load8(const char* p) noexcept {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    return w;
-}
-inline std::uint32_t load4(const char* p) noexcept {
-    std::uint32_t w;
-    std::memcpy(&w, p, 4);
-    return w;
-}
-
-// a[0, n) == b[0, n) for the short strings of routes, without a call to memcmp: overlapping
-// loads from both ends (8 or 4 bytes), never reading outside either string.
-inline bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
-    if (n >= 8) {
-        for (std::size_t i = 0; i + 8 < n; i += 8)
-            if (load8(a + i) != load8(b + i)) return false;
-        return load8(a + n - 8) == load8(b + n - 8);
-    }
-    if (n >= 4) return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
-    for (std::size_t i = 0; i < n; ++i)
-        if (a[i] != b[i]) return false;
-    return true;
-}
-
-inline constexpr bool little_endian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-
-// The first '/' in [p, end), or end. Eight bytes a step while eight remain: a zero byte of
-// w ^ "////////" marks a slash, and the lowest one found by (x - 0x01..) & ~x & 0x80.. is
-// exact (a borrow only spoils bytes above it). Byte by byte for the rest.
-inline const char* find_slash(const char* p, const char* end) noexcept {
-    constexpr std::uint64_t ones = 0x0101010101010101ull;
-    if constexpr (little_endian) {
-        for (; end - p >= 8; p += 8) {
-            std::uint64_t x = load8(p) ^ (ones * '/');
-            std::uint64_t zero = (x - ones) & ~x & (ones << 7);
-            if (zero != 0) return p + (__builtin_ctzll(zero) >> 3);
-        }
-    }
-    while (p != end && *p != '/') ++p;
-    return p;
-}
-
-// The Allow value (RFC 9110 §10.2.1), built in fixed room: any client can ask for a 405, so
-// it should not cost an allocation. Only extension methods past the room spill into a string.
-class allow_list {
-public:
-    void add(std::string_view m) {
-        if (listed(m)) return;
-        if (size_ != 0) append(", ");
-        append(m);
-    }
-    std::string_view value() const noexcept {
-        return spill_.empty() ? std::string_view(room_, size_) : std::string_view(spill_);
-    }
-
-private:
-    bool listed(std::string_view m) const noexcept {
-        return !for_each_list_item(value(), [&](std::string_view item) { return item != m; });
-    }
-    void append(std::string_view s) {
-        if (spill_.empty() && size_ + s.size() <= sizeof room_) {
-            std::memcpy(room_ + size_, s.data(), s.size());
-        } else {
-            if (spill_.empty()) spill_.assign(room_, size_);
-            spill_ += s;
-        }
-        size_ += s.size();
-    }
-
-    char room_[192];  // all nine known methods take 58
-    std::size_t size_ = 0;
-    std::string spill_;
-};
-// What a search found. `handler` is the registered index + 1 (0: none for this method);
-// `allowed` has a bit per method that some route matching the whole path accepts, so a 0
-// handler with a non-zero `allowed` is a 405, and a 0 `allowed` is a 404.
+// What a search found. `handler` is the route for this method, or none; `allowed` has a bit
+// per method that some route matching the whole path accepts, so no handler with a non-zero
+// `allowed` is a 405, and a 0 `allowed` is a 404.
 struct trie_match {
-    std::uint32_t handler = 0;
+    route_id handler;
     method_mask allowed = 0;
 };
 
 enum class segment_kind : std::uint8_t { literal, param, wildcard };
-
-// Joins the parts of a registration error. One function instead of an operator+ chain at
-// every call site: the chains made up most of a hello program's router code.
-inline std::string message(std::initializer_list<std::string_view> parts) {
-    std::string s;
-    for (std::string_view p : parts) s += p;
-    return s;
-}
 
 inline segment_kind kind_of(std::string_view seg) noexcept {
     if (seg.empty()) return segment_kind::literal;
@@ -233,14 +164,15 @@ public:
         bool last = false;
         while (segments.next(seg, last)) {
             segment_kind kind = kind_of(seg);
-            std::uint32_t next = kind == segment_kind::literal ? find_static(nodes_[at], seg)
-                                 : kind == segment_kind::param ? nodes_[at].param
-                                                               : nodes_[at].wildcard;
-            if (next != 0 && kind != segment_kind::literal && nodes_[next].name != seg.substr(1))
-                return message({"route '", pattern, "' conflicts with '", shown_[nodes_[next].origin - 1],
+            node_link next = kind == segment_kind::literal ? find_static(nodes_[at], seg)
+                             : kind == segment_kind::param ? nodes_[at].param
+                                                           : nodes_[at].wildcard;
+            if (!next) return {};  // past a missing node everything is new
+            const trie_node& n = nodes_[next.index()];
+            if (kind != segment_kind::literal && n.name != seg.substr(1))
+                return message({"route '", pattern, "' conflicts with '", shown_[n.origin.index()],
                                 "': different parameter names at the same position"});
-            if (next == 0) return {};  // past a missing node everything is new
-            at = next;
+            at = next.index();
         }
         const std::string* earlier = registered(at, method_name);
         if (earlier == nullptr) return {};
@@ -273,7 +205,7 @@ public:
             if (others != nullptr)
                 for (const auto& o : n.others) others->add(o.first);
             m.handler = slot(n, verb, method_name);
-            return m.handler != 0;
+            return static_cast<bool>(m.handler);
         });
         return m;
     }
@@ -320,15 +252,15 @@ private:
             const trie_node& n = nodes_[node];
             if (pos <= size) {
                 std::uint32_t end = seg_end(path, pos);
-                std::uint32_t child = find_static(n, {at + pos, end - pos});
-                bool param_later = child != 0 && n.param != 0;
-                if (param_later || n.wildcard != 0) stack[top++] = {node, pos, end, nparams, !param_later};
-                if (child == 0 && n.param != 0 && end > pos) {  // no static child: the parameter is next
-                    params.items[nparams++] = {nodes_[n.param].name, {at + pos, end - pos}};
+                node_link child = find_static(n, {at + pos, end - pos});
+                bool param_later = child && n.param;
+                if (param_later || n.wildcard) stack[top++] = {node, pos, end, nparams, !param_later};
+                if (!child && n.param && end > pos) {  // no static child: the parameter is next
+                    params.items[nparams++] = {nodes_[n.param.index()].name, {at + pos, end - pos}};
                     child = n.param;
                 }
-                if (child != 0) {
-                    node = child;
+                if (child) {
+                    node = child.index();
                     pos = end + 1;
                     continue;
                 }
@@ -340,17 +272,17 @@ private:
                 if (top == 0) return;
                 frame& f = stack[top - 1];
                 const trie_node& up = nodes_[f.node];
-                if (!f.param_tried && up.param != 0 && f.end > f.pos) {  // a parameter is never empty
+                if (!f.param_tried && up.param && f.end > f.pos) {  // a parameter is never empty
                     f.param_tried = true;
-                    params.items[f.nparams] = {nodes_[up.param].name, {at + f.pos, f.end - f.pos}};
-                    node = up.param;
+                    params.items[f.nparams] = {nodes_[up.param.index()].name, {at + f.pos, f.end - f.pos}};
+                    node = up.param.index();
                     pos = f.end + 1;
                     nparams = static_cast<std::uint8_t>(f.nparams + 1);
                     break;
                 }
                 --top;  // f stays intact until the next push
-                if (up.wildcard == 0) continue;
-                const trie_node& w = nodes_[up.wildcard];
+                if (!up.wildcard) continue;
+                const trie_node& w = nodes_[up.wildcard.index()];
                 params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}};
                 params.count = f.nparams + 1u;
                 if (w.methods != 0 && on_match(w)) return;
@@ -364,14 +296,14 @@ private:
     }
 
     // HEAD falls back to GET (RFC 9110 §9.3.2: the same response, without content).
-    static std::uint32_t slot(const trie_node& n, method verb, std::string_view name) noexcept {
+    static route_id slot(const trie_node& n, method verb, std::string_view name) noexcept {
         if (verb == method::other) {
             for (const auto& o : n.others)
                 if (o.first == name) return o.second;
-            return 0;
+            return route_id::none();
         }
-        std::uint32_t s = n.slots[static_cast<std::size_t>(verb)];
-        if (s == 0 && verb == method::head) s = n.slots[static_cast<std::size_t>(method::get)];
+        route_id s = n.slots[static_cast<std::size_t>(verb)];
+        if (!s && verb == method::head) s = n.slots[static_cast<std::size_t>(method::get)];
         return s;
     }
 
@@ -379,17 +311,18 @@ private:
         return label.size() == seg.size() && same_bytes(label.data(), seg.data(), seg.size());
     }
 
-    std::uint32_t find_static(const trie_node& n, std::string_view seg) const noexcept {
+    node_link find_static(const trie_node& n, std::string_view seg) const noexcept {
         if (n.hash_table.empty()) {
             for (const auto& c : n.statics)
                 if (same(c.label, seg)) return c.node;
-            return 0;
+            return node_link::none();
         }
         std::size_t mask = n.hash_table.size() - 1;
         for (std::size_t i = segment_hash(seg.data(), seg.size()) & mask;; i = (i + 1) & mask) {
-            std::uint32_t e = n.hash_table[i];
-            if (e == 0) return 0;
-            if (same(n.statics[e - 1].label, seg)) return n.statics[e - 1].node;
+            static_slot e = n.hash_table[i];
+            if (!e) return node_link::none();
+            const trie_child& c = n.statics[e.index()];
+            if (same(c.label, seg)) return c.node;
         }
     }
 
@@ -397,10 +330,10 @@ private:
     const std::string* registered(std::uint32_t at, std::string_view method_name) const noexcept {
         const trie_node& n = nodes_[at];
         method verb = method_from(method_name);
-        std::uint32_t h = verb != method::other ? n.slots[static_cast<std::size_t>(verb)] : 0;
+        route_id h = verb != method::other ? n.slots[static_cast<std::size_t>(verb)] : route_id::none();
         for (const auto& o : n.others)
             if (verb == method::other && o.first == method_name) h = o.second;
-        return h != 0 ? &shown_[h - 1] : nullptr;
+        return h ? &shown_[h.index()] : nullptr;
     }
 
     static std::string check_pattern(std::string_view pattern) {
@@ -437,16 +370,16 @@ private:
     std::uint32_t child_or_new(std::uint32_t at, std::string_view seg, std::uint32_t index) {
         segment_kind kind = kind_of(seg);
         if (kind == segment_kind::literal) {
-            std::uint32_t c = find_static(nodes_[at], seg);
-            return c != 0 ? c : add_static(at, seg);
+            node_link c = find_static(nodes_[at], seg);
+            return c ? c.index() : add_static(at, seg);
         }
         bool param = kind == segment_kind::param;
-        std::uint32_t existing = param ? nodes_[at].param : nodes_[at].wildcard;
-        if (existing != 0) return existing;
+        node_link existing = param ? nodes_[at].param : nodes_[at].wildcard;
+        if (existing) return existing.index();
         auto idx = new_node();  // may move nodes_: no reference into it is held across this
         nodes_[idx].name = std::string(seg.substr(1));
-        nodes_[idx].origin = index + 1;
-        (param ? nodes_[at].param : nodes_[at].wildcard) = idx;
+        nodes_[idx].origin = route_id::of(index);
+        (param ? nodes_[at].param : nodes_[at].wildcard) = node_link(idx);
         return idx;
     }
 
@@ -458,7 +391,7 @@ private:
     std::uint32_t add_static(std::uint32_t at, std::string_view seg) {
         auto idx = new_node();
         trie_node& n = nodes_[at];
-        n.statics.push_back({std::string(seg), idx});
+        n.statics.push_back({std::string(seg), node_link(idx)});
         if (n.statics.size() > linear_children) rebuild_hash(n);
         return idx;
     }
@@ -466,12 +399,12 @@ private:
     static void rebuild_hash(trie_node& n) {
         std::size_t cap = 16;
         while (cap < n.statics.size() * 2) cap *= 2;
-        n.hash_table.assign(cap, 0);
+        n.hash_table.assign(cap, static_slot::none());
         for (std::size_t k = 0; k < n.statics.size(); ++k) {
             const auto& l = n.statics[k].label;
             std::size_t i = segment_hash(l.data(), l.size()) & (cap - 1);
-            while (n.hash_table[i] != 0) i = (i + 1) & (cap - 1);
-            n.hash_table[i] = static_cast<std::uint32_t>(k + 1);
+            while (n.hash_table[i]) i = (i + 1) & (cap - 1);
+            n.hash_table[i] = static_slot::of(k);
         }
     }
 
@@ -480,13 +413,13 @@ private:
         method verb = method_from(name);
         method_mask bit = other_bit;
         if (verb == method::other) {
-            n.others.emplace_back(std::string(name), index + 1);
+            n.others.emplace_back(std::string(name), route_id::of(index));
             bool known = false;
             for (const std::string& o : other_names_) known = known || o == name;
             if (!known) other_names_.emplace_back(name);
         } else {
             auto i = static_cast<std::size_t>(verb);
-            n.slots[i] = index + 1;
+            n.slots[i] = route_id::of(index);
             bit = static_cast<method_mask>(1u << i);
         }
         n.methods |= bit;

@@ -26,7 +26,7 @@
 #define SKIFF_SERVER_CONNECTION_HPP
 
 #include "skiff/detail/byte_buffer.hpp"
-#include "skiff/http/request_parser.hpp"
+#include "skiff/http/message_parser.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
@@ -53,11 +53,15 @@ constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || 
 // Which deadline the connection's timer stands for.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
 
+// How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
+// end of the connection (HTTP/1.0 without a length).
+enum class stream_framing : std::uint8_t { sized, chunked, until_close };
+
 // A response body being streamed (response::stream): allocated per streamed response only.
 struct stream_state {
     body_source source;
-    std::uint64_t left;  // bytes still owed under Content-Length, or unknown_length
-    bool chunked;
+    stream_framing framing;
+    std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
 };
 
@@ -67,7 +71,7 @@ struct connection : timer_node {
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
     std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
-    request_parser parser;
+    message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
     std::uint8_t watching = 0;   // interest bits last given to the poller

@@ -3,6 +3,8 @@
 #ifndef SKIFF_SERVER_OPTIONS_HPP
 #define SKIFF_SERVER_OPTIONS_HPP
 
+#include "skiff/http/parse_status.hpp"
+
 #include <chrono>      // std::chrono::milliseconds
 #include <cstddef>     // std::size_t
 #include <cstdint>     // std::uint64_t
@@ -12,11 +14,12 @@
 namespace skiff {
 
 struct options {
-    // Request limits (RFC 9110 §15.5 statuses).
-    std::size_t max_request_line = 8 * 1024;  // longer request line: 414
-    std::size_t max_header_bytes = 8 * 1024;  // longer header section: 431
-    std::size_t max_headers = 64;             // more field lines: 431
-    std::uint64_t max_body = 1024 * 1024;     // larger body, declared or chunked: 413
+    // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
+    // 8 KiB, 64, 1 MiB), taken from it so that the two cannot drift apart.
+    std::size_t max_request_line = parse_limits{}.max_request_line;  // longer request line: 414
+    std::size_t max_header_bytes = parse_limits{}.max_header_bytes;  // longer header section: 431
+    std::size_t max_headers = parse_limits{}.max_headers;            // more field lines: 431
+    std::uint64_t max_body = parse_limits{}.max_body;                // larger body, declared or chunked: 413
 
     // Deadlines. Header: the whole header section must arrive within it, counted from the first
     // byte of the request (408, then close). Body: the whole body must arrive within it, counted

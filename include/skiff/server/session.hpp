@@ -24,8 +24,9 @@
 #include "skiff/detail/buffer_pool.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/guarded_call.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/parse_status.hpp"
 #include "skiff/http/request.hpp"
+#include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/status.hpp"
 #include "skiff/platform/socket.hpp"
@@ -39,6 +40,7 @@
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
+#include <optional>      // a stream's length
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
 
@@ -176,7 +178,7 @@ private:
                 on_partial(c, head);
                 break;
             }
-            answer_error(c, http_status(r.status), phase::draining);
+            answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
         }
         return used;
     }
@@ -219,8 +221,11 @@ private:
     }
 
     void start_stream(conn& c) {
-        c.stream.reset(new stream_state{response_access::take_source(res_), response_access::stream_length(res_),
-                                        response_access::stream_chunked(res_), phase::reading});
+        std::optional<std::uint64_t> length = response_access::stream_length(res_);
+        stream_framing framing = length                                 ? stream_framing::sized
+                                 : response_access::stream_chunked(res_) ? stream_framing::chunked
+                                                                         : stream_framing::until_close;
+        c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
         c.state = phase::streaming;
     }
 

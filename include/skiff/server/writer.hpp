@@ -126,23 +126,25 @@ private:
     // Appends the stream's next piece to the batch, chunk framing included; at the end, the
     // last chunk. A source that throws or ends short leaves the framing unfinished.
     stream_end produce(stream_state& s, char* scratch) {
-        std::size_t cap = s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
+        bool sized = s.framing == stream_framing::sized;
+        std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
         std::size_t n = 0;
         bool threw = false;
         call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
         if (n > cap) n = cap;
         if (n != 0) append_piece(s, scratch, n);
-        if (s.left != unknown_length) s.left -= n;
-        if (n != 0 && s.left != 0 && !threw) return stream_end::not_yet;
-        if (threw || (s.left != unknown_length && s.left != 0)) return stream_end::truncated;
-        if (s.chunked) append(last_chunk);
+        if (sized) s.left -= n;
+        if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
+        if (threw || (sized && s.left != 0)) return stream_end::truncated;
+        if (s.framing == stream_framing::chunked) append(last_chunk);
         return stream_end::complete;
     }
 
     void append_piece(const stream_state& s, const char* data, std::size_t n) {
-        if (s.chunked) append_chunk_size(n);
+        bool chunked = s.framing == stream_framing::chunked;
+        if (chunked) append_chunk_size(n);
         batch_.append(data, n);
-        if (s.chunked) append(crlf);
+        if (chunked) append(crlf);
     }
 
     template <std::size_t N>

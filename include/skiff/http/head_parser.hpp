@@ -12,14 +12,19 @@
 //  - one Host for HTTP/1.1; Content-Length with Transfer-Encoding is 400; duplicate
 //    Content-Length fields must agree and a comma list of lengths is 400;
 //  - Transfer-Encoding must be exactly one "chunked" (other codings are 501; in HTTP/1.0 400).
-#ifndef SKIFF_HTTP_PARSER_HPP
-#define SKIFF_HTTP_PARSER_HPP
+//
+// Not here: the body, and any state kept between reads (message_parser.hpp frames the whole
+// message and decides when to call this again).
+#ifndef SKIFF_HTTP_HEAD_PARSER_HPP
+#define SKIFF_HTTP_HEAD_PARSER_HPP
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/fields.hpp"
+#include "skiff/http/crlf.hpp"
 #include "skiff/http/method.hpp"
-#include "skiff/http/parse_types.hpp"
+#include "skiff/http/parse_status.hpp"
+#include "skiff/http/request_head.hpp"
 #include "skiff/http/target.hpp"
 
 #include <cstddef>      // std::size_t
@@ -116,4 +121,4 @@ inline parse_result parse_head(const char* buf, std::size_t len, request_head& h
 
 } // namespace skiff
 
-#endif // SKIFF_HTTP_PARSER_HPP
+#endif // SKIFF_HTTP_HEAD_PARSER_HPP

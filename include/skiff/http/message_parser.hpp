@@ -7,12 +7,16 @@
 //     again with the next bytes appended; on complete, the message was buf[0, consumed) and
 //     later bytes belong to the next message; then reset().
 // 413 is answered from the declared Content-Length alone, before any body byte is buffered.
-#ifndef SKIFF_HTTP_REQUEST_PARSER_HPP
-#define SKIFF_HTTP_REQUEST_PARSER_HPP
+//
+// Not here: the head's syntax (head_parser.hpp) and the chunked coding (chunked.hpp), which
+// this drives; no buffer is owned here, the caller keeps the bytes.
+#ifndef SKIFF_HTTP_MESSAGE_PARSER_HPP
+#define SKIFF_HTTP_MESSAGE_PARSER_HPP
 
 #include "skiff/http/chunked.hpp"
-#include "skiff/http/parse_types.hpp"
-#include "skiff/http/parser.hpp"
+#include "skiff/http/head_parser.hpp"
+#include "skiff/http/parse_status.hpp"
+#include "skiff/http/request_head.hpp"
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint32_t, std::uint64_t
@@ -20,7 +24,7 @@
 
 namespace skiff {
 
-class request_parser {
+class message_parser {
 public:
     // complete: h describes the message, h.body included; consumed is its length in buf.
     // incomplete: see the protocol above. After the head first completes, h is filled (without
@@ -56,7 +60,7 @@ public:
     std::uint64_t declared_size() const noexcept {
         return framing_ == body_framing::length ? head_len_ + length_ : 0;
     }
-    void reset() noexcept { *this = request_parser{}; }
+    void reset() noexcept { *this = message_parser{}; }
 
 private:
     parse_status parse_body(char* buf, std::size_t len, const parse_limits& limits, std::size_t& end) noexcept {
@@ -86,6 +90,10 @@ private:
     body_framing framing_ = body_framing::none;
 };
 
+// The name before the file was named for what it holds; kept so code written against it
+// compiles.
+using request_parser = message_parser;
+
 } // namespace skiff
 
-#endif // SKIFF_HTTP_REQUEST_PARSER_HPP
+#endif // SKIFF_HTTP_MESSAGE_PARSER_HPP
