@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Instructions per request of the contract app, counted exactly with callgrind.
+
+Prints the four figures the README and tools/bench/README.md quote: a 68-byte request
+(GET / with Host, User-Agent, Accept) and a 715-byte browser request (16 header lines),
+each keep-alive (one request per write) and pipelined 16 deep, over 8 connections.
+
+Method: the server runs under `valgrind --tool=callgrind` twice, serving N1 and then N2
+requests; (Ir(N2) - Ir(N1)) / (N2 - N1) cancels start-up and shutdown, leaving the
+user-space instructions one request costs. The count does not drift with the machine's
+load, so a change of a few instructions is real.
+
+    tools/bench/counts.py                      # build build/bench-counts, print the table
+    tools/bench/counts.py --binary PATH        # an already built contract_app
+    tools/bench/counts.py --check 1000,800,3000,2800   # exit 1 when a figure is above its bound
+
+Needs valgrind, cmake and a C++ compiler (tools/bench/install.sh installs them).
+"""
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+SHORT = b"GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: nreq\r\nAccept: */*\r\n\r\n"
+BROWSER = (  # the peer lab's browser request (shared/peers/counts/req_browser.txt), so figures compare
+    b'GET / HTTP/1.1\r\n'
+    b'Host: www.example.com\r\n'
+    b'Connection: keep-alive\r\n'
+    b'sec-ch-ua: "Chromium";v="124", "Google Chrome";v="124", "Not-A.Brand";v="99"\r\n'
+    b'sec-ch-ua-mobile: ?0\r\n'
+    b'sec-ch-ua-platform: "Linux"\r\n'
+    b'Upgrade-Insecure-Requests: 1\r\n'
+    b'User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36\r\n'
+    b'Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7\r\n'
+    b'Sec-Fetch-Site: none\r\n'
+    b'Sec-Fetch-Mode: navigate\r\n'
+    b'Sec-Fetch-User: ?1\r\n'
+    b'Sec-Fetch-Dest: document\r\n'
+    b'Accept-Encoding: gzip, deflate, br, zstd\r\n'
+    b'Accept-Language: en-US,en;q=0.9\r\n'
+    b'Cookie: session=abcdef0123456789abcdef0123456789; theme=dark\r\n'
+    b'\r\n'
+)
+BODY = b"Hello, World!"
+CONNECTIONS = 8
+N1, N2 = 2000, 12000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, proc, limit=60.0):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("the server exited during start-up")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start listening")
+
+
+def send_requests(port, total, request, depth):
+    """Sends `total` requests over CONNECTIONS connections, `depth` per write, reading
+    every answer before the next write on that connection."""
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(CONNECTIONS)]
+    for c in conns:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent = 0
+    while sent < total:
+        for c in conns:
+            batch = min(depth, total - sent)
+            if batch == 0:
+                break
+            c.sendall(request * batch)
+            seen, data = 0, b""
+            while seen < batch:
+                chunk = c.recv(65536)
+                if not chunk:
+                    raise RuntimeError("the server closed a connection")
+                data += chunk
+                seen = data.count(BODY)
+            sent += batch
+    for c in conns:
+        c.close()
+
+
+def instructions(binary, total, request, depth):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        port = free_port()
+        env = dict(os.environ, PORT=str(port), WORKERS="1")
+        proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_listening(port, proc)
+            send_requests(port, total, request, depth)
+        finally:
+            proc.send_signal(2)  # SIGINT: contract_app stops cleanly, callgrind writes its file
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for line in open(out):
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no total")
+
+
+def per_request(binary, request, depth):
+    # The probe's start-up connection and request are the same in both runs and cancel.
+    a = instructions(binary, N1, request, depth)
+    b = instructions(binary, N2, request, depth)
+    return (b - a) / (N2 - N1)
+
+
+def build():
+    build_dir = os.path.join(ROOT, "build", "bench-counts")
+    subprocess.check_call(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                           "-DSKIFF_BUILD_TESTS=OFF"], stdout=subprocess.DEVNULL)
+    subprocess.check_call(["cmake", "--build", build_dir, "--target", "contract_app"], stdout=subprocess.DEVNULL)
+    return os.path.join(build_dir, "tools", "bench", "contract_app")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", help="a built contract_app (default: build one in build/bench-counts)")
+    ap.add_argument("--check", help="bounds for the four figures, comma-separated; exit 1 when one is above")
+    args = ap.parse_args()
+    binary = args.binary or build()
+    cells = [("68 B keep-alive", SHORT, 1), ("68 B pipelined 16", SHORT, 16),
+             ("715 B keep-alive", BROWSER, 1), ("715 B pipelined 16", BROWSER, 16)]
+    bounds = [float(b) for b in args.check.split(",")] if args.check else [None] * len(cells)
+    failed = False
+    print("| request | instructions per request |")
+    print("|---|---:|")
+    for (name, request, depth), bound in zip(cells, bounds):
+        figure = per_request(binary, request, depth)
+        over = bound is not None and figure > bound
+        failed |= over
+        print(f"| {name} | {figure:,.0f}{'  (above ' + format(bound, ',.0f') + ')' if over else ''} |")
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
