@@ -80,3 +80,17 @@ TEST_CASE("disarm removes, and a callback may re-arm the node it was given") {
     CHECK(b.armed());
     CHECK(expire(w, 60) == std::vector<timer_node*>{&b});
 }
+
+TEST_CASE("expire() calls within one tick skip the slots, and a deadline re-armed later each time still fires") {
+    timer_wheel w;
+    w.init(0, 10, 64);
+    timer_node n;
+    for (std::int64_t now = 1; now <= 95; now += 2) {  // a request every 2 ms: the deadline moves on
+        w.arm(n, now + 50);
+        CHECK(expire(w, now).empty());
+    }
+    CHECK(n.armed());
+    CHECK(expire(w, 144).empty());  // the last deadline was 95 + 50 = 145: the tick at 150
+    CHECK(expire(w, 149).empty());
+    CHECK(expire(w, 150) == std::vector<timer_node*>{&n});
+}

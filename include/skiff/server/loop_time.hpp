@@ -30,14 +30,13 @@ struct loop_time {
 
     SKIFF_ALWAYS_INLINE void tick() noexcept {  // once per wake; a call cost 6 instructions
         now_ms = monotonic_ms();
-        std::int64_t second = now_ms / 1000;
-        if (second == second_) return;
-        second_ = second;
+        if (now_ms < next_second_ms_) return;
+        next_second_ms_ = (now_ms / 1000 + 1) * 1000;
         date.update(std::time(nullptr));
     }
 
 private:
-    std::int64_t second_ = -1;  // the monotonic second of the last wall clock reading
+    std::int64_t next_second_ms_ = 0;  // the start of the monotonic second after the last reading
 };
 
 // A tick of about a tenth of the shortest deadline: fine enough for tests that set 200 ms,
