@@ -145,3 +145,59 @@ TEST_CASE("a stream's length for the loop: the Content-Length to fill, or none")
     CHECK_FALSE(length_of(std::nullopt, false, true).has_value());         // HTTP/1.0: ends with the connection
     CHECK_FALSE(length_of(10, true, false).has_value());                   // closing: the close frames it
 }
+
+TEST_CASE("the pre-composed 200 head: across a Date second change, and beside the general head") {
+    // One response object and one date_cache, reused as the loop reuses them: the 200 heads
+    // are composed once per Date second and must follow each change.
+    using skiff::detail::response_access;
+    skiff::detail::byte_buffer out;
+    skiff::detail::date_cache clock;
+    skiff::response res;
+    auto send = [&](const std::function<void(skiff::response&)>& handler, bool head = false, bool close = false,
+                    bool http10 = false) {
+        out.clear();
+        response_access::start(res, out, clock, head, close, http10);
+        handler(res);
+        if (!res.sent()) res.end();
+        return std::string(out.data(), out.size());
+    };
+    const std::string later = "Date: Sun, 06 Nov 1994 08:49:38 GMT\r\n";
+    auto hi = [](skiff::response& r) { r.text("hi"); };
+    clock.update(784111777);
+    CHECK(send(hi) == "HTTP/1.1 200 OK\r\n" + date + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi");
+    clock.update(784111778);
+    CHECK(send(hi) == "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi");
+    clock.update(784111778);  // the same second: nothing to redo
+    CHECK(send([](skiff::response& r) { r.json("{}"); }) ==
+          "HTTP/1.1 200 OK\r\n" + later + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+    CHECK(send([](skiff::response& r) { r.html("<p>"); }) ==
+          "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\n<p>");
+    CHECK(send([](skiff::response&) {}) == "HTTP/1.1 200 OK\r\n" + later + "Content-Length: 0\r\n\r\n");
+    CHECK(send(hi, true) == "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n");
+    // No block: another status, a field written first, Connection: close, HTTP/1.0.
+    CHECK(send([](skiff::response& r) { r.status(404).text("no"); }) ==
+          "HTTP/1.1 404 Not Found\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nno");
+    CHECK(send([](skiff::response& r) { r.header("X-A", "1").text("hi"); }) ==
+          "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\nX-A: 1\r\n\r\nhi");
+    CHECK(send(hi, false, true) ==
+          "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+    CHECK(send([](skiff::response& r) { r.header("Connection", "close").text("hi"); }) ==
+          "HTTP/1.1 200 OK\r\n" + later + "Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+    CHECK(send(hi, false, false, true) == "HTTP/1.1 200 OK\r\n" + later +
+                                              "Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nhi");
+    // The block for 200 again after the general head, and a body past the copied room.
+    clock.update(4102444799);
+    std::string big(300, 'x');
+    CHECK(send([&](skiff::response& r) { r.text(big); }) == "HTTP/1.1 200 OK\r\nDate: Thu, 31 Dec 2099 23:59:59 GMT\r\n"
+                                                             "Content-Type: text/plain\r\nContent-Length: 300\r\n\r\n" + big);
+}
+
+TEST_CASE("length digits written in place, at every width") {
+    char room[24];
+    const std::uint64_t values[] = {0, 9, 10, 99, 100, 12345, 18446744073709551615ull};
+    for (std::uint64_t v : values) {
+        CAPTURE(v);
+        char* end = skiff::detail::put_decimal(room, v);
+        CHECK(std::string(room, end) == std::to_string(v));
+    }
+}

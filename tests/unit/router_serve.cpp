@@ -477,3 +477,52 @@ TEST_CASE("router: trailing_slash::either refuses a pair when only the second sp
     CHECK_FALSE(err.empty());
     CHECK(r.size() == 2);
 }
+
+TEST_CASE("router: whole static paths first, the walk for everything they cannot answer") {
+    // The router looks an all-static path up whole before the walk; it may answer only with a
+    // handler for the request's method, so every other answer must be the walk's.
+    skiff::router r;
+    add(r, "GET", "/users");            // also the prefix of the parameter route below
+    add(r, "GET", "/users/:id");
+    add(r, "POST", "/users/:id");
+    add(r, "GET", "/users/new");        // static beside a parameter, GET only
+    add(r, "GET", "/get-only");
+    add(r, "PURGE", "/cache");          // extension method on a static path
+    add(r, "GET", "/a/b");
+    add(r, "GET", "/a/:x/c");
+    exchange x;
+    struct row {
+        std::string_view line;
+        int status;
+        std::string_view allow;  // "-": none
+        std::string_view body;
+    };
+    const std::array<row, 13> rows{{
+        {"GET /users", 200, "-", "GET /users"},
+        {"HEAD /users", 200, "-", ""},
+        {"GET /users/7", 200, "-", "GET /users/:id id=7"},
+        {"GET /users/new", 200, "-", "GET /users/new"},
+        {"POST /users/new", 200, "-", "POST /users/:id id=new"},  // the static route has no POST
+        {"POST /users", 405, "GET, HEAD, OPTIONS", "Method Not Allowed\n"},
+        {"POST /get-only", 405, "GET, HEAD, OPTIONS", "Method Not Allowed\n"},
+        {"PURGE /get-only", 405, "GET, HEAD, OPTIONS", "Method Not Allowed\n"},  // PURGE is routed elsewhere
+        {"PURGE /cache", 200, "-", "PURGE /cache"},
+        {"GET /cache", 405, "OPTIONS, PURGE", "Method Not Allowed\n"},
+        {"OPTIONS /get-only", 204, "GET, HEAD, OPTIONS", ""},
+        {"GET /a/b/c", 200, "-", "GET /a/:x/c x=b"},  // "/a/b" is static, "/a/b/c" is not
+        {"GET /users/", 404, "-", "Not Found\n"},
+    }};
+    for (const row& c : rows) {
+        CAPTURE(c.line);
+        std::string bytes = x.serve(r, std::string(c.line) + " HTTP/1.1\r\nHost: h\r\n\r\n");
+        skiff_test::response got = one_response(bytes, c.line.substr(0, 5) == "HEAD ");
+        CHECK(got.status == c.status);
+        CHECK(got.header("Allow") == (c.allow == "-" ? std::string() : std::string(c.allow)));
+        CHECK(got.body == c.body);
+    }
+    skiff::route_params p;
+    REQUIRE(r.match(skiff::method::post, "POST", "/users/9", p) != nullptr);
+    REQUIRE(p.count == 1);
+    CHECK(r.match(skiff::method::get, "GET", "/users", p) != nullptr);
+    CHECK(p.count == 0);  // a whole-path match reports no parameters left from before
+}

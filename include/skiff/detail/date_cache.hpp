@@ -1,9 +1,11 @@
 // The Date header line (RFC 9110 §6.6.1, IMF-fixdate), formatted at most once a second per
-// loop. The line has a fixed length, so copying it into a response is a constant-size memcpy.
+// loop. The line has a fixed length, so copying it into a response is a constant-size memcpy;
+// generation() tells those who keep a copy of it composed into a longer block when to redo it.
 #ifndef SKIFF_DETAIL_DATE_CACHE_HPP
 #define SKIFF_DETAIL_DATE_CACHE_HPP
 
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
 #include <ctime>        // std::time_t, gmtime_r
 #include <string_view>  // std::string_view
 
@@ -18,6 +20,7 @@ public:
     void update(std::time_t now) noexcept {
         if (now == second_) return;
         second_ = now;
+        ++generation_;
         std::tm tm{};
         ::gmtime_r(&now, &tm);
         format(tm);
@@ -25,6 +28,9 @@ public:
 
     const char* data() const noexcept { return line_; }
     std::string_view line() const noexcept { return {line_, line_size}; }
+    // Changes whenever the line does: what a copy of the line composed into something else
+    // (the response's pre-composed 200 heads) compares to see whether it is stale.
+    std::uint64_t generation() const noexcept { return generation_; }
 
 private:
     static void put2(char* p, int v) noexcept {
@@ -60,6 +66,7 @@ private:
     }
 
     std::time_t second_ = -1;
+    std::uint64_t generation_ = 0;
     char line_[line_size] = {};
 };
 

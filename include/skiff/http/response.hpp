@@ -111,6 +111,59 @@ inline char* put(char* p, std::string_view s) noexcept {
     }
     return p + n;
 }
+
+// The decimal digits of v written at p, in place (their count first): no staging copy.
+inline char* put_decimal(char* p, std::uint64_t v) noexcept {
+    std::size_t n = 1;
+    for (std::uint64_t t = v; t >= 10; t /= 10) ++n;
+    format_decimal(p + n, v);
+    return p + n;
+}
+
+// The content types of text(), json() and html(), and none (end()): each has a pre-composed
+// 200 head (ok_heads).
+enum class known_type : std::uint8_t { plain, json, html, none };
+inline constexpr std::size_t known_type_count = 4;
+inline constexpr std::string_view known_type_names[known_type_count] = {"text/plain", "application/json",
+                                                                       "text/html; charset=utf-8", ""};
+
+// "HTTP/1.1 200 OK\r\n", the Date line, the Content-Type field and "Content-Length: ", one
+// block per known type, recomposed when the Date line changes (once a second). A 200 head is
+// then one constant-size copy and the length digits, where the general write_head() makes
+// eight copies of run-time sizes (measured: contract app keep-alive 1,714 -> 1,605 instructions
+// a request). Each block lies in `room` bytes, copied whole: the bytes past its size are
+// overwritten by what follows.
+class ok_heads {
+public:
+    static constexpr std::size_t room = 112;  // 110 for html, the longest
+
+    void refresh(const date_cache& date) noexcept {
+        if (date.generation() == generation_) return;
+        generation_ = date.generation();
+        for (std::size_t t = 0; t < known_type_count; ++t) compose(t, date);
+    }
+    const char* block(known_type t) const noexcept { return blocks_[static_cast<std::size_t>(t)]; }
+    std::size_t size(known_type t) const noexcept { return sizes_[static_cast<std::size_t>(t)]; }
+
+private:
+    void compose(std::size_t t, const date_cache& date) noexcept {
+        namespace text = head_text;
+        std::string_view type = known_type_names[t];
+        char* p = put(blocks_[t], known_status_line(200));
+        p = put(p, date.line());
+        if (!type.empty()) p = put(put(put(p, text::content_type), type), text::crlf);
+        p = put(p, text::content_length);
+        sizes_[t] = static_cast<std::uint8_t>(p - blocks_[t]);
+    }
+
+    std::uint64_t generation_ = ~std::uint64_t{0};  // none yet: a date_cache starts at 0
+    char blocks_[known_type_count][room] = {};
+    std::uint8_t sizes_[known_type_count] = {};
+};
+static_assert(known_status_line(200).size() + date_cache::line_size + head_text::content_type.size() +
+                      known_type_names[2].size() + head_text::crlf.size() + head_text::content_length.size() <=
+                  ok_heads::room,
+              "the longest pre-composed head fits its room");
 } // namespace detail
 
 class response {
@@ -137,14 +190,14 @@ public:
         return *this;
     }
 
-    void text(std::string_view body) { send(body, "text/plain"); }
-    void json(std::string_view body) { send(body, "application/json"); }
-    void html(std::string_view body) { send(body, "text/html; charset=utf-8"); }
+    void text(std::string_view body) { send_known(body, detail::known_type::plain); }
+    void json(std::string_view body) { send_known(body, detail::known_type::json); }
+    void html(std::string_view body) { send_known(body, detail::known_type::html); }
     void body(std::string_view body, std::string_view content_type = "application/octet-stream") {
         send(body, content_type.empty() ? "application/octet-stream" : content_type);
     }
     // Sends the status with no content (Content-Length: 0 where a body is allowed).
-    void end() { send({}, {}); }
+    void end() { send_known({}, detail::known_type::none); }
 
     // Sends a body produced by `source` as the client reads it (see body_source). With a
     // length the body is framed by Content-Length and must be exactly that long (a source
@@ -201,6 +254,30 @@ private:
         case length_of("transfer-encoding"): return !detail::iequals_lower(name, "transfer-encoding");
         default: return true;
         }
+    }
+
+    // The common answer, a 200 with nothing written before it and nothing to add to it,
+    // takes its head pre-composed; any other goes through write_head().
+    void send_known(std::string_view body, detail::known_type t) {
+        bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
+        if (plain) return send_ok(body, t);
+        send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
+    }
+
+    // Layout: [block, copied whole][length digits]["\r\n\r\n"][body]. The room reserved
+    // covers the whole block copy as well as the bytes that really follow its size.
+    void send_ok(std::string_view body, detail::known_type t) {
+        sent_ = true;
+        heads_.refresh(*date_);
+        std::size_t copied = omit_body_ ? 0 : body.size();
+        constexpr std::string_view end_of_head = "\r\n\r\n";
+        char* start = out_->prepare(detail::ok_heads::room + detail::head_text::max_decimal_digits +
+                                    end_of_head.size() + copied);
+        std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
+        char* p = detail::put_decimal(start + heads_.size(t), body.size());
+        std::memcpy(p, end_of_head.data(), end_of_head.size());
+        p = detail::put(p + end_of_head.size(), body.substr(0, copied));
+        out_->commit(static_cast<std::size_t>(p - start));
     }
 
     void send(std::string_view body, std::string_view type) {
@@ -269,6 +346,7 @@ private:
 
     detail::byte_buffer* out_ = nullptr;
     const detail::date_cache* date_ = nullptr;
+    detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing

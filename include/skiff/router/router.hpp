@@ -91,6 +91,10 @@ public:
     // Exceptions from a handler propagate (the loop turns them into 500).
     void serve(request& req, response& res) const {
         route_params& params = detail::request_access::params(req);
+        if (detail::route_id h = trie_.find_static_route(req.verb(), req.method(), req.path())) {
+            params.count = 0;  // nothing to decode
+            return handlers_[h.index()](req, res);
+        }
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
         if (m.handler) {
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
@@ -114,6 +118,10 @@ public:
     // handler. Allocation-free.
     const handler* match(method verb, std::string_view method_name, std::string_view path,
                          route_params& params) const noexcept {
+        if (detail::route_id h = trie_.find_static_route(verb, method_name, path)) {
+            params.count = 0;
+            return &handlers_[h.index()];
+        }
         detail::route_id h = trie_.search(verb, method_name, path, params).handler;
         return h ? &handlers_[h.index()] : nullptr;
     }
