@@ -40,8 +40,7 @@ inline const char* scan_host_chars(const char* p, const char* end) noexcept {
 }
 
 inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
-    while (p < end && is_field_char(*p)) ++p;
-    return p;
+    return scan_table(p, end, field_char_table);
 }
 
 inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {

@@ -13,6 +13,10 @@ namespace skiff::detail {
 
 // CRLF at p: complete (p advanced), incomplete, or bad_request for anything else.
 inline parse_status expect_crlf(const char*& p, const char* end) noexcept {
+    if (end - p >= 2 && p[0] == '\r' && p[1] == '\n') {  // the common case, in one pass
+        p += 2;
+        return parse_status::complete;
+    }
     if (p == end) return parse_status::incomplete;
     if (*p != '\r') return parse_status::bad_request;
     if (p + 1 == end) return parse_status::incomplete;

@@ -19,6 +19,7 @@
 #define SKIFF_HTTP_HEAD_PARSER_HPP
 
 #include "skiff/detail/ascii.hpp"
+#include "skiff/detail/bytes.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/fields.hpp"
 #include "skiff/http/crlf.hpp"
@@ -65,15 +66,27 @@ inline parse_status parse_version(const char*& p, const char* end, request_head&
     return parse_status::complete;
 }
 
+// The method token from p, its end returned and its value in verb. "GET " is one word
+// compare instead of the token scan and the name switch (methods are case-sensitive,
+// RFC 9110 §9.1, so the compare is exact).
+inline const char* scan_method(const char* p, const char* end, method& verb) noexcept {
+    if (end - p >= 4 && load4(p) == load4("GET ")) {
+        verb = method::get;
+        return p + 3;
+    }
+    const char* e = scan_tchars(p, end);
+    verb = method_from(std::string_view(p, static_cast<std::size_t>(e - p)));
+    return e;
+}
+
 // method SP request-target SP HTTP-version CRLF (RFC 9112 §3), p advanced past it.
 inline parse_status parse_request_line(const char*& pos, const char* end, request_head& h) noexcept {
     const char* p = pos;
     const char* m = p;
-    p = scan_tchars(p, end);
+    p = scan_method(p, end, h.verb);
     if (p == end) return parse_status::incomplete;
     if (p == m || *p != ' ') return parse_status::bad_request;
     h.method_name = std::string_view(m, static_cast<std::size_t>(p - m));
-    h.verb = method_from(h.method_name);
     const char* t = ++p;
     p = scan_target_chars(p, end);
     if (p == end) return parse_status::incomplete;
@@ -94,12 +107,15 @@ inline parse_status parse_request_line(const char*& pos, const char* end, reques
 //           h.fields pointing at fields[0, h.field_count).
 // incomplete: more bytes are needed and no limit is exceeded yet.
 // otherwise: the error status to answer; the connection must close after answering.
-// Allocates nothing; reads nothing outside buf[0, len).
+// Allocates nothing; reads nothing outside buf[0, len). h is meaningful only when complete.
 inline parse_result parse_head(const char* buf, std::size_t len, request_head& h, header_field* fields,
                                const parse_limits& limits) noexcept {
     const char* p = buf;
-    h = request_head{};
+    // Only what a successful parse might not set is reset; the request line sets method,
+    // target, path, query and version, check_fields() framing, length, keep-alive and Expect.
     h.fields = fields;
+    h.host = {};
+    h.body = {};
     // The request line, any empty lines before it included, must end (CRLF too) within
     // max_request_line + 2 bytes. Only that window is parsed, so the answer depends on those
     // bytes alone and any split of the stream gives the same one: a line still open where
