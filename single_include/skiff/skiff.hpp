@@ -511,7 +511,7 @@ void call_guarded(Fn&& fn, OnError&&) {
 #define SKIFF_DETAIL_BYTES_HPP
 
 #include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint64_t, std::uint32_t
+#include <cstdint>  // std::uint64_t, std::uint32_t, std::uint16_t
 #include <cstring>  // std::memcpy for word loads
 
 namespace skiff::detail {
@@ -519,6 +519,11 @@ namespace skiff::detail {
 inline std::uint64_t load8(const char* p) noexcept {
     std::uint64_t w;
     std::memcpy(&w, p, 8);
+    return w;
+}
+inline std::uint16_t load2(const char* p) noexcept {
+    std::uint16_t w;
+    std::memcpy(&w, p, 2);
     return w;
 }
 inline std::uint32_t load4(const char* p) noexcept {
@@ -1856,7 +1861,7 @@ inline parse_status check_fields(request_head& h, const field_facts& f) noexcept
 
 
 #include <cstddef>      // std::size_t
-#include <cstring>      // std::memcmp
+#include <cstdint>      // std::uint64_t for the version word
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -1865,6 +1870,7 @@ namespace detail {
 // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
 // We ignore any number (they count toward the request-line limit).
 inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
+    if (p != end && static_cast<unsigned char>(*p) > '\r') return parse_status::complete;  // nearly always
     while (p != end && (*p == '\r' || *p == '\n')) {
         parse_status s = expect_crlf(p, end);
         if (s != parse_status::complete) return s;
@@ -1874,8 +1880,11 @@ inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
 
 // "HTTP/" DIGIT "." DIGIT CRLF (RFC 9112 §2.3). Any prefix of a valid version is incomplete.
 inline parse_status parse_version(const char*& p, const char* end, request_head& h) noexcept {
-    if (end - p >= 10 && std::memcmp(p, "HTTP/1.", 7) == 0 && is_digit(static_cast<unsigned char>(p[7])) &&
-        p[8] == '\r' && p[9] == '\n') {  // the common case, in one compare and three checks
+    // The common case, in two word compares: "HTTP/1." and its CRLF, with the digit between
+    // (the mask keeps the first seven bytes, in either byte order).
+    constexpr std::uint64_t seven = little_endian ? 0x00ffffffffffffffull : 0xffffffffffffff00ull;
+    if (end - p >= 10 && (load8(p) & seven) == (load8("HTTP/1.0") & seven) && load2(p + 8) == load2("\r\n") &&
+        is_digit(static_cast<unsigned char>(p[7]))) {
         h.version_minor = p[7] == '0' ? 0 : 1;
         p += 10;
         return parse_status::complete;

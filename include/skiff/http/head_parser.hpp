@@ -29,7 +29,7 @@
 #include "skiff/http/target.hpp"
 
 #include <cstddef>      // std::size_t
-#include <cstring>      // std::memcmp
+#include <cstdint>      // std::uint64_t for the version word
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -38,6 +38,7 @@ namespace detail {
 // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
 // We ignore any number (they count toward the request-line limit).
 inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
+    if (p != end && static_cast<unsigned char>(*p) > '\r') return parse_status::complete;  // nearly always
     while (p != end && (*p == '\r' || *p == '\n')) {
         parse_status s = expect_crlf(p, end);
         if (s != parse_status::complete) return s;
@@ -47,8 +48,11 @@ inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
 
 // "HTTP/" DIGIT "." DIGIT CRLF (RFC 9112 §2.3). Any prefix of a valid version is incomplete.
 inline parse_status parse_version(const char*& p, const char* end, request_head& h) noexcept {
-    if (end - p >= 10 && std::memcmp(p, "HTTP/1.", 7) == 0 && is_digit(static_cast<unsigned char>(p[7])) &&
-        p[8] == '\r' && p[9] == '\n') {  // the common case, in one compare and three checks
+    // The common case, in two word compares: "HTTP/1." and its CRLF, with the digit between
+    // (the mask keeps the first seven bytes, in either byte order).
+    constexpr std::uint64_t seven = little_endian ? 0x00ffffffffffffffull : 0xffffffffffffff00ull;
+    if (end - p >= 10 && (load8(p) & seven) == (load8("HTTP/1.0") & seven) && load2(p + 8) == load2("\r\n") &&
+        is_digit(static_cast<unsigned char>(p[7]))) {
         h.version_minor = p[7] == '0' ? 0 : 1;
         p += 10;
         return parse_status::complete;
