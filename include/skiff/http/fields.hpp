@@ -188,8 +188,12 @@ inline parse_status parse_field_line(const char*& pos, const char* end, header_f
     field_kind kind = field_kind_of(f.name);
     const char* value = ++p;
     if (value != end && *value == ' ') ++value;
-    const char* host_end = kind == field_kind::host ? scan_host_chars(value, end) : value;
-    p = host_end != end && *host_end == '\r' ? host_end : scan_field_chars(host_end, end);
+    const char* host_end = value;
+    if (kind != field_kind::host) p = scan_field_chars(value, end);
+    else {
+        host_end = scan_host_chars(value, end);
+        p = host_end != end && *host_end == '\r' ? host_end : scan_field_chars(host_end, end);
+    }
     const char* value_end = trim_ows_back(value, p);
     value = trim_ows_front(value, value_end);
     parse_status s = expect_crlf(p, end);  // a CTL, bare CR or bare LF in the value fails here
@@ -210,11 +214,12 @@ inline parse_status parse_fields(const char*& pos, const char* end, request_head
     const char* window = cap(pos, end, limits.max_header_bytes);
     const char* p = pos;
     std::uint32_t count = 0;  // in a register, not h.field_count, through the loop
+    const std::size_t max_headers = limits.max_headers;  // not reloaded after each store to a field
     parse_status s = parse_status::complete;
     // A line that starts with LF is 400 as a name that does not end in ':', except past the
     // count limit, where it is 400 rather than 431 (the end of the head, however malformed).
     while (p != window && *p != '\r') {
-        if (count == limits.max_headers && *p != '\n') return parse_status::fields_too_large;
+        if (count == max_headers && *p != '\n') return parse_status::fields_too_large;
         s = parse_field_line(p, window, fields[count], h, facts);
         if (s != parse_status::complete) break;
         ++count;
