@@ -274,7 +274,7 @@ inline everywhere_result feed_everywhere(std::string_view stream, const skiff::p
 // space-separated key=value pairs; a value in single quotes may hold spaces. Keys:
 //   method target path query host version body keep expect framing length fields(count)
 //   h:NAME (first field so named, case-insensitive)  msgs(count)  head(1: pending head is in)
-//   bodies, paths (every message's, joined by ',')  end (first message's end offset)
+//   bodies, paths, queries, hosts (every message's, joined by ',')  end (first message's end offset)
 struct parse_case {
     std::string_view name;
     std::string_view input;
@@ -323,6 +323,8 @@ inline std::string actual(const feed_result& r, const message& m, const std::str
     if (key == "head") return std::to_string(r.pending_head);
     if (key == "bodies") return joined(r, &message::body);
     if (key == "paths") return joined(r, &message::path);
+    if (key == "queries") return joined(r, &message::query);
+    if (key == "hosts") return joined(r, &message::host);
     if (key.compare(0, 2, "h:") == 0) return field_value(m, std::string_view(key).substr(2));
     return "<unknown key>";
 }

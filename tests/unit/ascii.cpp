@@ -92,6 +92,8 @@ TEST_CASE("scan: the scanners stop exactly where their class ends, never reading
         {"field chars", d::scan_field_chars, grammar_field, 'a'},
         {"field chars with tabs", d::scan_field_chars, grammar_field, '\t'},
         {"target chars", d::scan_target_chars, grammar_target, '/'},
+        {"host chars", d::scan_host_chars, grammar_host, 'a'},
+        {"host chars after '['", d::scan_host_chars, grammar_host, '['},
     };
     skiff_test::guarded_region region(64);
     for (const scanner& s : scanners) {

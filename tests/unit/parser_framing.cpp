@@ -39,6 +39,20 @@ constexpr parse_case cases[] = {
     {"9110§8.6 a Content-Length of 2^64 overflows: 400", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551616\r\n\r\n"sv, bad},
     {"9110§8.6 a 30-digit Content-Length overflows: 400", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 999999999999999999999999999999\r\n\r\n"sv, bad},
     {"9110§15.5.14 a Content-Length of 2^64-1 is 413", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551615\r\n\r\n"sv, r413},
+    // The framing fields are recognised by length and word compares, in any letter case
+    {"9110§5.1 CONTENT-LENGTH in capitals", "POST / HTTP/1.1\r\nHost: h\r\nCONTENT-LENGTH: 1\r\n\r\nx"sv, ok, "framing=length body=x"},
+    {"9110§5.1 TRANSFER-ENCODING in capitals", "POST / HTTP/1.1\r\nHOST: h\r\nTRANSFER-ENCODING: chunked\r\n\r\n0\r\n\r\n"sv, ok, "framing=chunked"},
+    {"9110§5.1 CONNECTION and EXPECT in capitals", "GET / HTTP/1.1\r\nHost: h\r\nCONNECTION: close\r\nEXPECT: 100-continue\r\n\r\n"sv, ok, "keep=0 expect=1"},
+    {"9110§5.6.2 Content_Length is not Content-Length", "POST / HTTP/1.1\r\nHost: h\r\nContent_Length: 5\r\n\r\n"sv, ok, "framing=none"},
+    {"9110§5.1 a name one letter off Content-Length is not it", "POST / HTTP/1.1\r\nHost: h\r\nContent-Lfngth: 5\r\n\r\n"sv, ok, "framing=none"},
+    {"9110§5.1 a name off Transfer-Encoding in its last letter is not it", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encodinx: chunked\r\n\r\n"sv, ok, "framing=none"},
+    {"9110§5.1 a name off Transfer-Encoding in its ninth letter is not it", "POST / HTTP/1.1\r\nHost: h\r\nTransfer_Encoding: chunked\r\n\r\n"sv, ok, "framing=none"},
+    {"9110§5.1 a name off Connection in its fifth letter is not it", "GET / HTTP/1.1\r\nHost: h\r\nConneXtion: close\r\n\r\n"sv, ok, "keep=1"},
+    // What one message sets, the next must not inherit (the head is reused between messages)
+    {"9112§6.3 a length is not inherited by a bodiless request", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nzPOST / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "msgs=2 bodies=z,"},
+    {"9112§3.2.4 OPTIONS * after a query has no query", "GET /a?q HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nzOPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "msgs=2 paths=/a,* queries=q,"},
+    {"9112§3.2.3 CONNECT after a path has none", "GET /a?q HTTP/1.1\r\nHost: h\r\n\r\nCONNECT ex:443 HTTP/1.1\r\nHost: ex:443\r\n\r\n"sv, ok, "msgs=2 paths=/a, queries=q, hosts=h,ex:443"},
+    {"9112§3.2 a Host is not inherited by a request without one", "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.0\r\n\r\n"sv, ok, "msgs=2 hosts=a,"},
     {"9110§8.6 a field named Content-Lengths is not Content-Length", "POST / HTTP/1.1\r\nHost: h\r\nContent-Lengths: 3\r\n\r\n"sv, ok, "framing=none"},
     // Transfer-Encoding (RFC 9112 §6.1, §7): exactly one final "chunked"
     {"9112§6.1 chunked framing", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"sv, ok, "framing=chunked body=abc end=69"},

@@ -72,6 +72,17 @@ constexpr parse_case cases[] = {
     {"9110§7.2 Host with a path is 400", "GET / HTTP/1.1\r\nHost: h/x\r\n\r\n"sv, bad},
     {"9110§7.2 Host with obs-text is 400", "GET / HTTP/1.1\r\nHost: h\xc3\xa9\r\n\r\n"sv, bad},
     {"9112§3.2 an invalid Host is 400 even with an absolute-form target", "GET http://ex/ HTTP/1.1\r\nHost: a b\r\n\r\n"sv, bad},
+    // Host is recognised by length and a word compare, and validated while its value is scanned
+    {"9110§5.1 HOST in capitals is Host", "GET / HTTP/1.1\r\nHOST: h\r\n\r\n"sv, ok, "host=h"},
+    {"9112§5.1 OWS around a Host value is trimmed", "GET / HTTP/1.1\r\nHost: \t h \t\r\n\r\n"sv, ok, "host=h"},
+    {"9112§3.2 a second Host in other letter case is 400", "GET / HTTP/1.1\r\nHost: a\r\nhOST: a\r\n\r\n"sv, bad},
+    {"9110§7.2 Host with a tab inside is 400", "GET / HTTP/1.1\r\nHost: a\tb\r\n\r\n"sv, bad},
+    {"9110§7.2 Host with a CTL is 400", "GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n"sv, bad},
+    {"9110§7.2 Host with '@' after inner whitespace is 400", "GET / HTTP/1.1\r\nHost: h @\r\n\r\n"sv, bad},
+    {"9110§7.2 Host of obs-text after extra OWS is 400", "GET / HTTP/1.1\r\nHost:  \xc3\xa9\r\n\r\n"sv, bad},
+    {"9110§7.2 a long Host value passes the Host scan", "GET / HTTP/1.1\r\nHost: www.a-rather-long-host-name.example.com:8443\r\n\r\n"sv, ok, "host=www.a-rather-long-host-name.example.com:8443"},
+    {"9110§5.1 a field named Hosts is not Host", "GET / HTTP/1.0\r\nHosts: a b\r\n\r\n"sv, ok, "host= h:hosts='a b'"},
+    {"9110§5.1 a four-letter name other than Host is not Host", "GET / HTTP/1.0\r\nHist: a b\r\n\r\n"sv, ok, "host= h:hist='a b'"},
     {"9112§3.2 HTTP/1.0 without Host is fine", "GET /x HTTP/1.0\r\nX: y\r\n\r\n"sv, ok, "host= path=/x"},
     // Connection (RFC 9112 §9.3, RFC 9110 §7.6.1)
     {"9112§9.3 HTTP/1.1 stays open by default", "GET / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "keep=1"},
@@ -112,6 +123,7 @@ constexpr parse_case cases[] = {
     {"6585§5 as many field lines as the limit are accepted", "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"sv, ok, "fields=4", tight},
     {"6585§5 one field line over the limit is 431", "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n"sv, r431, "", tight},
     {"6585§5 the line over the count limit is 431 even when malformed", "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n D\r\n\r\n"sv, r431, "", tight},
+    {"6585§5 a line starting with LF past the count limit is 400, not 431", "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\n"sv, bad, "", tight},
     {"6585§5 the count limit is 431 as soon as the extra line starts", "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\nD"sv, r431, "", tight},
 };
 

@@ -18,6 +18,8 @@ constexpr parse_case cases[] = {
     // method SP request-target SP HTTP-version CRLF
     {"9112§3 a minimal GET", "GET / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=GET target=/ path=/ query= version=1.1 host=h framing=none keep=1 fields=1 end=27 msgs=1"},
     {"9112§3 extension method", "PURGE /x HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=PURGE path=/x"},
+    {"9110§9.1 GETX is an extension method, not GET", "GETX / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=GETX"},
+    {"9112§3 GET followed by a tab is 400", "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     {"9110§9.1 methods are case-sensitive: get is an extension method", "get / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=get"},
     {"9110§5.6.2 a method may use every tchar", "!#$%&'*+-.^_`|~09azAZ / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=!#$%&'*+-.^_`|~09azAZ"},
     {"9110§5.6.2 '(' in a method is 400", "GE(T / HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},

@@ -8,7 +8,7 @@
 #define SKIFF_DETAIL_BYTES_HPP
 
 #include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint64_t, std::uint32_t
+#include <cstdint>  // std::uint64_t, std::uint32_t, std::uint16_t
 #include <cstring>  // std::memcpy for word loads
 
 namespace skiff::detail {
@@ -16,6 +16,11 @@ namespace skiff::detail {
 inline std::uint64_t load8(const char* p) noexcept {
     std::uint64_t w;
     std::memcpy(&w, p, 8);
+    return w;
+}
+inline std::uint16_t load2(const char* p) noexcept {
+    std::uint16_t w;
+    std::memcpy(&w, p, 2);
     return w;
 }
 inline std::uint32_t load4(const char* p) noexcept {

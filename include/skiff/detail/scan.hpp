@@ -35,13 +35,9 @@ inline const char* scan_table(const char* p, const char* end, const char_table& 
     return p;
 }
 
-inline const char* scan_host_chars(const char* p, const char* end) noexcept {
-    return scan_table(p, end, host_char_table);
-}
 
 inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
-    while (p < end && is_field_char(*p)) ++p;
-    return p;
+    return scan_table(p, end, field_char_table);
 }
 
 inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {
@@ -90,18 +86,20 @@ inline const char* scan_target_chars(const char* p, const char* end) noexcept {
 // first other byte (the ':' that ends a name, or a rarer tchar such as '_').
 // Measured (callgrind, tools/bench/parser_bench, g++ -O2): the 715-byte browser request of
 // 15 fields went from 3,379 to 3,020 instructions a parse; the 66-byte one of 3 short fields
-// from 917 to 931 (a 4-byte name pays the set-up).
+// from 917 to 931 (a 4-byte name pays the set-up). The ranges are tested with a saturating
+// subtract (x - lo, saturated at hi - lo, is 0 only inside): fewer operations than two signed
+// compares each, measured (parser_bench, g++ -O3) short 637 -> 632, browser 2,596 -> 2,542.
 inline const char* scan_tchars(const char* p, const char* end) noexcept {
-    const __m128i before_a = _mm_set1_epi8('a' - 1), after_z = _mm_set1_epi8('z' + 1);
-    const __m128i before_0 = _mm_set1_epi8('0' - 1), after_9 = _mm_set1_epi8('9' + 1);
+    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
+    const __m128i zero = _mm_set1_epi8('0'), nine_off = _mm_set1_epi8(9);
     const __m128i dash = _mm_set1_epi8('-'), case_bit = _mm_set1_epi8(0x20);
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i lower = _mm_or_si128(v, case_bit);  // signed compares: bytes >= 0x80 fail both
-        __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, before_a), _mm_cmplt_epi8(lower, after_z));
-        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, before_0), _mm_cmplt_epi8(v, after_9));
-        __m128i ok = _mm_or_si128(_mm_or_si128(letter, digit), _mm_cmpeq_epi8(v, dash));
-        int mask = ~_mm_movemask_epi8(ok) & 0xffff;
+        // x - lo, saturated past hi - lo, is 0 exactly for x in [lo, hi] (unsigned)
+        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
+        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), nine_off);
+        __m128i ok = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(letter, digit), _mm_setzero_si128()), _mm_cmpeq_epi8(v, dash));
+        int mask = _mm_movemask_epi8(ok) ^ 0xffff;
         if (mask == 0) { p += 16; continue; }
         p += first_set(mask);
         if (!is_tchar(*p)) return p;
@@ -109,8 +107,34 @@ inline const char* scan_tchars(const char* p, const char* end) noexcept {
     }
     return scan_table(p, end, tchar_table);
 }
+// First byte of [p, end) that is not a Host character. Host names are letters, digits, '-',
+// '.' and ':': 16 of those are checked at a time, the table takes over at any other byte
+// (the CR that ends the value, or a rarer one such as '['). Measured (parser_bench, g++ -O3)
+// against the table scan: short 632 -> 620, browser 2,542 -> 2,520 instructions a parse.
+inline const char* scan_host_chars(const char* p, const char* end) noexcept {
+    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
+    const __m128i zero = _mm_set1_epi8('0'), colon_off = _mm_set1_epi8(':' - '0');
+    const __m128i dash = _mm_set1_epi8('-'), dot_off = _mm_set1_epi8('.' - '-');
+    const __m128i case_bit = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
+        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), colon_off);  // digits and ':'
+        __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash), dot_off);    // '-' and '.'
+        __m128i miss = _mm_min_epu8(_mm_min_epu8(letter, digit), punct);
+        int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(miss, _mm_setzero_si128())) ^ 0xffff;
+        if (mask == 0) { p += 16; continue; }
+        p += first_set(mask);
+        if (!is_host_char(*p)) return p;
+        ++p;
+    }
+    return scan_table(p, end, host_char_table);
+}
 #else
 inline const char* scan_tchars(const char* p, const char* end) noexcept { return scan_table(p, end, tchar_table); }
+inline const char* scan_host_chars(const char* p, const char* end) noexcept {
+    return scan_table(p, end, host_char_table);
+}
 inline const char* scan_field_chars(const char* p, const char* end) noexcept {
     return scan_field_chars_scalar(p, end);
 }

@@ -7,12 +7,17 @@
 #ifndef SKIFF_HTTP_CRLF_HPP
 #define SKIFF_HTTP_CRLF_HPP
 
+#include "skiff/detail/bytes.hpp"
 #include "skiff/http/parse_status.hpp"
 
 namespace skiff::detail {
 
 // CRLF at p: complete (p advanced), incomplete, or bad_request for anything else.
 inline parse_status expect_crlf(const char*& p, const char* end) noexcept {
+    if (end - p >= 2 && load2(p) == load2("\r\n")) {  // the common case, in one compare
+        p += 2;
+        return parse_status::complete;
+    }
     if (p == end) return parse_status::incomplete;
     if (*p != '\r') return parse_status::bad_request;
     if (p + 1 == end) return parse_status::incomplete;

@@ -19,6 +19,7 @@
 #define SKIFF_HTTP_HEAD_PARSER_HPP
 
 #include "skiff/detail/ascii.hpp"
+#include "skiff/detail/bytes.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/fields.hpp"
 #include "skiff/http/crlf.hpp"
@@ -28,7 +29,7 @@
 #include "skiff/http/target.hpp"
 
 #include <cstddef>      // std::size_t
-#include <cstring>      // std::memcmp
+#include <cstdint>      // std::uint64_t for the version word
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -37,6 +38,7 @@ namespace detail {
 // RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request-line.
 // We ignore any number (they count toward the request-line limit).
 inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
+    if (p != end && static_cast<unsigned char>(*p) > '\r') return parse_status::complete;  // nearly always
     while (p != end && (*p == '\r' || *p == '\n')) {
         parse_status s = expect_crlf(p, end);
         if (s != parse_status::complete) return s;
@@ -46,8 +48,11 @@ inline parse_status skip_empty_lines(const char*& p, const char* end) noexcept {
 
 // "HTTP/" DIGIT "." DIGIT CRLF (RFC 9112 §2.3). Any prefix of a valid version is incomplete.
 inline parse_status parse_version(const char*& p, const char* end, request_head& h) noexcept {
-    if (end - p >= 10 && std::memcmp(p, "HTTP/1.", 7) == 0 && is_digit(static_cast<unsigned char>(p[7])) &&
-        p[8] == '\r' && p[9] == '\n') {  // the common case, in one compare and three checks
+    // The common case, in two word compares: "HTTP/1." and its CRLF, with the digit between
+    // (the mask keeps the first seven bytes, in either byte order).
+    constexpr std::uint64_t seven = little_endian ? 0x00ffffffffffffffull : 0xffffffffffffff00ull;
+    if (end - p >= 10 && (load8(p) & seven) == (load8("HTTP/1.0") & seven) && load2(p + 8) == load2("\r\n") &&
+        is_digit(static_cast<unsigned char>(p[7]))) {
         h.version_minor = p[7] == '0' ? 0 : 1;
         p += 10;
         return parse_status::complete;
@@ -65,15 +70,27 @@ inline parse_status parse_version(const char*& p, const char* end, request_head&
     return parse_status::complete;
 }
 
+// The method token from p, its end returned and its value in verb. "GET " is one word
+// compare instead of the token scan and the name switch (methods are case-sensitive,
+// RFC 9110 §9.1, so the compare is exact).
+inline const char* scan_method(const char* p, const char* end, method& verb) noexcept {
+    if (end - p >= 4 && load4(p) == load4("GET ")) {
+        verb = method::get;
+        return p + 3;
+    }
+    const char* e = scan_tchars(p, end);
+    verb = method_from(std::string_view(p, static_cast<std::size_t>(e - p)));
+    return e;
+}
+
 // method SP request-target SP HTTP-version CRLF (RFC 9112 §3), p advanced past it.
 inline parse_status parse_request_line(const char*& pos, const char* end, request_head& h) noexcept {
     const char* p = pos;
     const char* m = p;
-    p = scan_tchars(p, end);
+    p = scan_method(p, end, h.verb);
     if (p == end) return parse_status::incomplete;
     if (p == m || *p != ' ') return parse_status::bad_request;
     h.method_name = std::string_view(m, static_cast<std::size_t>(p - m));
-    h.verb = method_from(h.method_name);
     const char* t = ++p;
     p = scan_target_chars(p, end);
     if (p == end) return parse_status::incomplete;
@@ -94,12 +111,15 @@ inline parse_status parse_request_line(const char*& pos, const char* end, reques
 //           h.fields pointing at fields[0, h.field_count).
 // incomplete: more bytes are needed and no limit is exceeded yet.
 // otherwise: the error status to answer; the connection must close after answering.
-// Allocates nothing; reads nothing outside buf[0, len).
+// Allocates nothing; reads nothing outside buf[0, len). h is meaningful only when complete.
 inline parse_result parse_head(const char* buf, std::size_t len, request_head& h, header_field* fields,
                                const parse_limits& limits) noexcept {
     const char* p = buf;
-    h = request_head{};
+    // Only what a successful parse might not set is reset; the request line sets method,
+    // target, path, query and version, check_fields() framing, length, keep-alive and Expect.
     h.fields = fields;
+    h.host = {};
+    h.body = {};
     // The request line, any empty lines before it included, must end (CRLF too) within
     // max_request_line + 2 bytes. Only that window is parsed, so the answer depends on those
     // bytes alone and any split of the stream gives the same one: a line still open where
