@@ -13,6 +13,11 @@ load, so a change of a few instructions is real.
     tools/bench/counts.py                      # build build/bench-counts, print the table
     tools/bench/counts.py --binary PATH        # an already built contract_app
     tools/bench/counts.py --check 1000,800,3000,2800   # exit 1 when a figure is above its bound
+    tools/bench/counts.py --steps              # where the 68-byte keep-alive request's go, by part
+
+--steps attributes each instruction to the source file it was compiled from (the build has
+debug information; -g does not change GCC's code), groups the files into the steps of the
+README's Tour, and prints the difference of two runs per request, as above.
 
 Needs valgrind, cmake and a C++ compiler (tools/bench/install.sh installs them).
 """
@@ -96,7 +101,40 @@ def send_requests(port, total, request, depth):
         c.close()
 
 
-def instructions(binary, total, request, depth):
+# The Tour's steps, by the source files whose code runs in them (inlined code included).
+STEPS = [
+    ("wait (epoll_wait, poll_event)", ("poller/", "epoll_wait")),
+    ("clock and Date", ("server/loop_time.hpp", "date_cache.hpp", "clock_gettime", "time.c", "chrono")),
+    ("loop: dispatch, accept, sets", ("server/event_loop.hpp", "server/local_set.hpp", "server/acceptor.hpp")),
+    ("read (recv)", ("recv",)),
+    ("parse", ("http/head_parser.hpp", "http/message_parser.hpp", "http/fields.hpp", "http/target.hpp",
+               "http/crlf.hpp", "http/chunked.hpp", "detail/scan.hpp", "detail/ascii.hpp", "http/method.hpp",
+               "emmintrin.h", "memchr")),
+    ("route and handler", ("router/", "http/request.hpp", "http/url.hpp", "detail/bytes.hpp", "contract",
+                           "std_function.h", "invoke.h")),
+    ("response head and body", ("http/response.hpp", "http/status.hpp")),
+    ("session glue: serve, keep the tail, after write", ("server/session.hpp", "detail/byte_buffer.hpp",
+                                                          "detail/buffer_pool.hpp", "server/connection")),
+    ("deadlines (timer wheel)", ("server/timer_wheel.hpp",)),
+    ("write (send)", ("server/writer.hpp", "platform/socket.hpp", "send")),
+]
+
+
+def costs_by_file(out):
+    """Self cost per source file (inlined code under its own file), from callgrind_annotate."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", out],
+                          capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in text.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) < 3 or not parts[0].replace(",", "").isdigit() or ":" not in parts[2]:
+            continue
+        where = parts[2].lstrip("( 0123456789.%)").split(":", 1)[0]
+        costs[where] = costs.get(where, 0) + int(parts[0].replace(",", ""))
+    return costs
+
+
+def instructions(binary, total, request, depth, by_file=False):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         port = free_port()
@@ -113,10 +151,28 @@ def instructions(binary, total, request, depth):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if by_file:
+            return costs_by_file(out)
         for line in open(out):
             if line.startswith(("summary:", "totals:")):
                 return int(line.split()[1])
     raise RuntimeError("callgrind wrote no total")
+
+
+def print_steps(binary):
+    a = instructions(binary, N1, SHORT, 1, by_file=True)
+    b = instructions(binary, N2, SHORT, 1, by_file=True)
+    per_file = {f: (b.get(f, 0) - a.get(f, 0)) / (N2 - N1) for f in set(a) | set(b)}
+    print("| step (68 B keep-alive) | instructions per request |")
+    print("|---|---:|")
+    placed = set()
+    for name, needles in STEPS:
+        files = [f for f in per_file if f not in placed and any(n in f for n in needles)]
+        placed.update(files)
+        print(f"| {name} | {sum(per_file[f] for f in files):,.0f} |")
+    rest = sum(v for f, v in per_file.items() if f not in placed)
+    print(f"| other (libc, libstdc++) | {rest:,.0f} |")
+    print(f"| total | {sum(per_file.values()):,.0f} |")
 
 
 def per_request(binary, request, depth):
@@ -128,7 +184,7 @@ def per_request(binary, request, depth):
 
 def build():
     build_dir = os.path.join(ROOT, "build", "bench-counts")
-    subprocess.check_call(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+    subprocess.check_call(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_FLAGS=-g",
                            "-DSKIFF_BUILD_TESTS=OFF"], stdout=subprocess.DEVNULL)
     subprocess.check_call(["cmake", "--build", build_dir, "--target", "contract_app"], stdout=subprocess.DEVNULL)
     return os.path.join(build_dir, "tools", "bench", "contract_app")
@@ -138,8 +194,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", help="a built contract_app (default: build one in build/bench-counts)")
     ap.add_argument("--check", help="bounds for the four figures, comma-separated; exit 1 when one is above")
+    ap.add_argument("--steps", action="store_true", help="attribute the 68 B keep-alive request's instructions to the Tour's steps")
     args = ap.parse_args()
     binary = args.binary or build()
+    if args.steps:
+        print_steps(binary)
+        return 0
     cells = [("68 B keep-alive", SHORT, 1), ("68 B pipelined 16", SHORT, 16),
              ("715 B keep-alive", BROWSER, 1), ("715 B pipelined 16", BROWSER, 16)]
     bounds = [float(b) for b in args.check.split(",")] if args.check else [None] * len(cells)
