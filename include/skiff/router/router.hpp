@@ -89,12 +89,19 @@ public:
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
-    void serve(request& req, response& res) const {
-        route_params& params = detail::request_access::params(req);
+    // The whole-path hit is inlined into the caller, the rest is a call: measured, contract
+    // app 1,210 -> 1,193 instructions a request.
+    SKIFF_ALWAYS_INLINE void serve(request& req, response& res) const {
         if (detail::route_id h = trie_.find_static_route(req.verb(), req.method(), req.path())) {
-            params.count = 0;  // nothing to decode
+            detail::request_access::params(req).count = 0;  // nothing to decode
             return handlers_[h.index()](req, res);
         }
+        serve_by_trie(req, res);
+    }
+
+    // The trie walk: parameters, wildcards, 404, 405 and the automatic OPTIONS.
+    SKIFF_NOINLINE void serve_by_trie(request& req, response& res) const {
+        route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
         if (m.handler) {
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
