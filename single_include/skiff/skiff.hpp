@@ -264,6 +264,7 @@ private:
 #ifndef SKIFF_DETAIL_BYTE_BUFFER_HPP
 #define SKIFF_DETAIL_BYTE_BUFFER_HPP
 
+
 #include <cstddef>  // std::size_t
 #include <cstdlib>  // std::malloc, std::realloc, std::free, std::abort
 #include <cstring>  // std::memcpy, std::memmove
@@ -301,14 +302,10 @@ public:
 
     // Makes room for at least n more bytes. Out of memory is fatal: a server that cannot
     // allocate a few KiB has no sensible way on, and no exception may leave the hot path.
+    // The check inlines; growing, which the steady state never does, stays a call (measured:
+    // contract app 1,221 -> 1,210 instructions a request).
     void reserve_more(std::size_t n) {
-        if (cap_ - size_ >= n) return;
-        std::size_t cap = cap_ ? cap_ : 256;
-        while (cap - size_ < n) cap *= 2;
-        void* p = std::realloc(data_, cap);
-        if (p == nullptr) std::abort();
-        data_ = static_cast<char*>(p);
-        cap_ = cap;
+        if (cap_ - size_ < n) grow(n);
     }
 
     // Writable room of at least n bytes at the end; commit() what was written.
@@ -340,6 +337,15 @@ public:
     }
 
 private:
+    SKIFF_NOINLINE void grow(std::size_t n) {
+        std::size_t cap = cap_ ? cap_ : 256;
+        while (cap - size_ < n) cap *= 2;
+        void* p = std::realloc(data_, cap);
+        if (p == nullptr) std::abort();
+        data_ = static_cast<char*>(p);
+        cap_ = cap;
+    }
+
     char* data_ = nullptr;
     std::size_t size_ = 0;
     std::size_t cap_ = 0;
@@ -3725,12 +3731,19 @@ public:
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
-    void serve(request& req, response& res) const {
-        route_params& params = detail::request_access::params(req);
+    // The whole-path hit is inlined into the caller, the rest is a call: measured, contract
+    // app 1,210 -> 1,193 instructions a request.
+    SKIFF_ALWAYS_INLINE void serve(request& req, response& res) const {
         if (detail::route_id h = trie_.find_static_route(req.verb(), req.method(), req.path())) {
-            params.count = 0;  // nothing to decode
+            detail::request_access::params(req).count = 0;  // nothing to decode
             return handlers_[h.index()](req, res);
         }
+        serve_by_trie(req, res);
+    }
+
+    // The trie walk: parameters, wildcards, 404, 405 and the automatic OPTIONS.
+    SKIFF_NOINLINE void serve_by_trie(request& req, response& res) const {
+        route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
         if (m.handler) {
             if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
