@@ -27,10 +27,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from harness.procs import free_port, wait_listening  # noqa: E402  (the harness's own helpers)
 
 SHORT = b"GET / HTTP/1.1\r\nHost: localhost\r\nUser-Agent: nreq\r\nAccept: */*\r\n\r\n"
 BROWSER = (  # the peer lab's browser request (shared/peers/counts/req_browser.txt), so figures compare
@@ -55,25 +56,6 @@ BROWSER = (  # the peer lab's browser request (shared/peers/counts/req_browser.t
 BODY = b"Hello, World!"
 CONNECTIONS = 8
 N1, N2 = 2000, 12000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port, proc, limit=60.0):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("the server exited during start-up")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start listening")
 
 
 def send_requests(port, total, request, depth):
@@ -142,7 +124,8 @@ def instructions(binary, total, request, depth, by_file=False):
         proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_listening(port, proc)
+            if not wait_listening(port, proc, timeout=60.0):  # valgrind starts slowly
+                raise RuntimeError("the server did not start listening")
             send_requests(port, total, request, depth)
         finally:
             proc.send_signal(2)  # SIGINT: contract_app stops cleanly, callgrind writes its file

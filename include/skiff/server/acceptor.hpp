@@ -34,7 +34,7 @@ public:
         : opt_(opt), set_(set), time_(time), max_connections_(opt.max_connections) {}
 
     // sharded: each loop admits its share of options::max_connections.
-    void limit_connections(std::size_t n) noexcept { max_connections_ = n < opt_.max_connections ? n : opt_.max_connections; }
+    void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
     void begin_stop() noexcept { admitting_ = admission::refusing; }
 
     // The listener is readable: accept until its queue is empty.

@@ -33,12 +33,12 @@ namespace skiff::detail {
 template <class Policy>
 class single_runner {
 public:
-    single_runner(const options& opt, const router& r) : opt_(opt), loop_(opt, r, set_) {}
+    single_runner(const options& opt, const router& r) : loop_(opt, r, set_) {}
 
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt_))) return ec;
+        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
         loop_.open();
         return {};
     }
@@ -47,7 +47,6 @@ public:
     void stop() noexcept { loop_.wake(); }
 
 private:
-    const options& opt_;
     local_set set_;
     event_loop<Policy> loop_;
 };
@@ -66,6 +65,17 @@ void run_workers(std::size_t workers, const options& opt, Fn fn) {
         });
     }
     for (auto& t : threads) t.join();
+}
+
+// Runs each loop on a worker of its own until every one has returned; the error that ended
+// a loop's run (the first loop's, if several), or none after a clean stop.
+template <class Loops>
+std::error_code run_loops(Loops& loops, const options& opt) {
+    std::vector<std::error_code> errors(loops.size());
+    run_workers(loops.size(), opt, [&](std::size_t i) { errors[i] = loops[i]->run(); });
+    for (auto& ec : errors)
+        if (ec) return ec;
+    return {};
 }
 
 inline std::size_t worker_count(const options& opt) noexcept { return opt.workers == 0 ? cpu_count() : opt.workers; }
@@ -90,7 +100,7 @@ public:
                 if (auto ec = open_listener(ep, reuse, opt.listen_backlog, fd)) return ec;
                 if (i == 0) set_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
             }
-            if (auto ec = sets_.back()->open(std::move(fd), monotonic_ms(), tick_for(opt_))) return ec;
+            if (auto ec = sets_.back()->open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
             loops_.back()->open();
@@ -107,12 +117,9 @@ public:
     // After every worker has returned: a connection the acceptor handed to a loop after it
     // had drained is refused (503) and closed, not left open.
     std::error_code run() {
-        std::vector<std::error_code> errors(loops_.size());
-        run_workers(loops_.size(), opt_, [&](std::size_t i) { errors[i] = loops_[i]->run(); });
+        std::error_code ec = run_loops(loops_, opt_);
         for (auto& s : sets_) s->adopt_inbox(refuse_connection);
-        for (auto& ec : errors)
-            if (ec) return ec;
-        return {};
+        return ec;
     }
 
     // Async-signal-safe: a lock-free store and one write per loop.
@@ -155,12 +162,9 @@ public:
     std::uint16_t port() const noexcept { return set_.port(); }
 
     std::error_code run() {
-        std::vector<std::error_code> errors(loops_.size());
-        run_workers(loops_.size(), opt_, [&](std::size_t i) { errors[i] = loops_[i]->run(); });
+        std::error_code ec = run_loops(loops_, opt_);
         set_.close_all();  // past the stop deadline
-        for (auto& ec : errors)
-            if (ec) return ec;
-        return {};
+        return ec;
     }
 
     void stop() noexcept { set_.request_stop(); }

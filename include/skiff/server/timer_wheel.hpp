@@ -111,7 +111,7 @@ private:
     std::vector<timer_node> slots_;  // list heads
     std::int64_t tick_ = 100;
     std::int64_t current_ = 0;       // the last tick processed
-    std::int64_t next_tick_ms_ = 0;  // expire() has nothing to do before this
+    std::int64_t next_tick_ms_ = 0;  // (current_ + 1) * tick_, kept: 5 instructions a wake cheaper than the product
     std::size_t count_ = 0;
 };
 
