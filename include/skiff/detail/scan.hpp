@@ -9,6 +9,7 @@
 #ifndef SKIFF_DETAIL_SCAN_HPP
 #define SKIFF_DETAIL_SCAN_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/ascii.hpp"
 
 #include <cstddef>      // std::size_t
@@ -35,11 +36,6 @@ inline const char* scan_table(const char* p, const char* end, const char_table& 
     return p;
 }
 
-
-inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
-    return scan_table(p, end, field_char_table);
-}
-
 inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {
     while (p < end && is_target_char(*p)) ++p;
     return p;
@@ -48,22 +44,76 @@ inline const char* scan_target_chars_scalar(const char* p, const char* end) noex
 #if defined(__SSE2__)
 inline int first_set(int mask) noexcept { return __builtin_ctz(static_cast<unsigned>(mask)); }
 
-// First byte of [p, end) that may not appear in a field value (a CTL other than HTAB, or DEL).
-// 16 bytes a step, never reading past end: the tail is done byte by byte.
-inline const char* scan_field_chars(const char* p, const char* end) noexcept {
-    const __m128i ctl_max = _mm_set1_epi8(0x1f);
-    const __m128i del = _mm_set1_epi8(0x7f);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl_max), ctl_max);
-        int mask = _mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, del)));
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (*p != '\t') return p;
-        ++p;
+// The SSE2 scans, each stepping 16 bytes while 16 remain and finishing byte by byte. Their
+// constants are members, built once: a header section runs two scans a field line, and
+// building the constants in every call cost more than the scan of a short name did. The
+// field loop keeps one of these on its stack (its members then live in registers); the free
+// functions below build one per call, for the callers that scan once.
+// Measured (tools/bench/counts.py): 715-byte keep-alive request 3,175 -> 3,104 instructions.
+class byte_scans {
+public:
+    // First byte of [p, end) that may not appear in a field value (a CTL other than HTAB,
+    // or DEL).
+    SKIFF_ALWAYS_INLINE const char* field_chars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl_max_), ctl_max_);
+            int mask = _mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, del_)));
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (*p != '\t') return p;
+            ++p;
+        }
+        return scan_table(p, end, field_char_table);
     }
-    return scan_field_chars_scalar(p, end);
-}
+
+    // First byte of [p, end) that is not a tchar. Field names and methods are nearly always
+    // letters, digits and '-': 16 of those are checked at a time, and the table takes over at
+    // the first other byte (the ':' that ends a name, or a rarer tchar such as '_'). The
+    // ranges are tested with a saturating subtract (x - lo, saturated at hi - lo, is 0 only
+    // inside): fewer operations than two signed compares each.
+    SKIFF_ALWAYS_INLINE const char* tchars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i in = _mm_or_si128(is_zero(_mm_min_epu8(letter_miss(v), digit_miss(v, nine_off_))), _mm_cmpeq_epi8(v, dash_));
+            int mask = _mm_movemask_epi8(in) ^ 0xffff;
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (!is_tchar(*p)) return p;
+            ++p;
+        }
+        return scan_table(p, end, tchar_table);
+    }
+
+    // First byte of [p, end) that is not one of the Host characters letters, digits, '-',
+    // '.' and ':' (16 at a time); the table takes over at any other byte (the CR that ends
+    // the value, or a rarer one such as '[').
+    SKIFF_ALWAYS_INLINE const char* host_chars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash_), dot_off_);  // '-' and '.'
+            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, colon_off_)), punct);
+            int mask = _mm_movemask_epi8(is_zero(miss)) ^ 0xffff;
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (!is_host_char(*p)) return p;
+            ++p;
+        }
+        return scan_table(p, end, host_char_table);
+    }
+
+private:
+    static __m128i load(const char* p) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+    static __m128i is_zero(__m128i v) noexcept { return _mm_cmpeq_epi8(v, _mm_setzero_si128()); }
+    // 0 exactly for the bytes in [lo, lo + off] (x - lo, saturated at off).
+    __m128i letter_miss(__m128i v) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit_), a_), z_off_); }
+    __m128i digit_miss(__m128i v, __m128i off) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(v, zero_), off); }
+
+    __m128i a_ = _mm_set1_epi8('a'), z_off_ = _mm_set1_epi8('z' - 'a'), case_bit_ = _mm_set1_epi8(0x20);
+    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9), colon_off_ = _mm_set1_epi8(':' - '0');
+    __m128i dash_ = _mm_set1_epi8('-'), dot_off_ = _mm_set1_epi8('.' - '-');
+    __m128i ctl_max_ = _mm_set1_epi8(0x1f), del_ = _mm_set1_epi8(0x7f);
+};
 
 // First byte of [p, end) that may not appear in a request-target (see is_target_char).
 inline const char* scan_target_chars(const char* p, const char* end) noexcept {
@@ -80,68 +130,23 @@ inline const char* scan_target_chars(const char* p, const char* end) noexcept {
     }
     return scan_target_chars_scalar(p, end);
 }
-
-// First byte of [p, end) that is not a tchar. Field names and methods are nearly always
-// letters, digits and '-': 16 of those are checked at a time, and the table takes over at the
-// first other byte (the ':' that ends a name, or a rarer tchar such as '_').
-// Measured (callgrind, tools/bench/parser_bench, g++ -O2): the 715-byte browser request of
-// 15 fields went from 3,379 to 3,020 instructions a parse; the 66-byte one of 3 short fields
-// from 917 to 931 (a 4-byte name pays the set-up). The ranges are tested with a saturating
-// subtract (x - lo, saturated at hi - lo, is 0 only inside): fewer operations than two signed
-// compares each, measured (parser_bench, g++ -O3) short 637 -> 632, browser 2,596 -> 2,542.
-inline const char* scan_tchars(const char* p, const char* end) noexcept {
-    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
-    const __m128i zero = _mm_set1_epi8('0'), nine_off = _mm_set1_epi8(9);
-    const __m128i dash = _mm_set1_epi8('-'), case_bit = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        // x - lo, saturated past hi - lo, is 0 exactly for x in [lo, hi] (unsigned)
-        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
-        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), nine_off);
-        __m128i ok = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(letter, digit), _mm_setzero_si128()), _mm_cmpeq_epi8(v, dash));
-        int mask = _mm_movemask_epi8(ok) ^ 0xffff;
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (!is_tchar(*p)) return p;
-        ++p;
-    }
-    return scan_table(p, end, tchar_table);
-}
-// First byte of [p, end) that is not a Host character. Host names are letters, digits, '-',
-// '.' and ':': 16 of those are checked at a time, the table takes over at any other byte
-// (the CR that ends the value, or a rarer one such as '['). Measured (parser_bench, g++ -O3)
-// against the table scan: short 632 -> 620, browser 2,542 -> 2,520 instructions a parse.
-inline const char* scan_host_chars(const char* p, const char* end) noexcept {
-    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
-    const __m128i zero = _mm_set1_epi8('0'), colon_off = _mm_set1_epi8(':' - '0');
-    const __m128i dash = _mm_set1_epi8('-'), dot_off = _mm_set1_epi8('.' - '-');
-    const __m128i case_bit = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
-        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), colon_off);  // digits and ':'
-        __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash), dot_off);    // '-' and '.'
-        __m128i miss = _mm_min_epu8(_mm_min_epu8(letter, digit), punct);
-        int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(miss, _mm_setzero_si128())) ^ 0xffff;
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (!is_host_char(*p)) return p;
-        ++p;
-    }
-    return scan_table(p, end, host_char_table);
-}
 #else
-inline const char* scan_tchars(const char* p, const char* end) noexcept { return scan_table(p, end, tchar_table); }
-inline const char* scan_host_chars(const char* p, const char* end) noexcept {
-    return scan_table(p, end, host_char_table);
-}
-inline const char* scan_field_chars(const char* p, const char* end) noexcept {
-    return scan_field_chars_scalar(p, end);
-}
+// Without SSE2 the scans are the table loops; the class keeps one interface for the parser.
+class byte_scans {
+public:
+    const char* field_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, field_char_table); }
+    const char* tchars(const char* p, const char* end) const noexcept { return scan_table(p, end, tchar_table); }
+    const char* host_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, host_char_table); }
+};
 inline const char* scan_target_chars(const char* p, const char* end) noexcept {
     return scan_target_chars_scalar(p, end);
 }
 #endif // __SSE2__
+
+// One scan, for callers outside the header section's loop.
+inline const char* scan_tchars(const char* p, const char* end) noexcept { return byte_scans{}.tchars(p, end); }
+inline const char* scan_host_chars(const char* p, const char* end) noexcept { return byte_scans{}.host_chars(p, end); }
+inline const char* scan_field_chars(const char* p, const char* end) noexcept { return byte_scans{}.field_chars(p, end); }
 
 // Whether every byte of s is a token character, or a Host character.
 inline bool all_tchars(std::string_view s) noexcept {

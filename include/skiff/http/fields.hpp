@@ -180,11 +180,11 @@ inline const char* trim_ows_front(const char* v, const char* e) noexcept {
 // found; only when that scan stops short of the trimmed value is it checked again. The line
 // is read whole before anything is noted, so a bad line is 400 and an unfinished one
 // incomplete just as for any other field.
-inline parse_status parse_field_line(const char*& pos, const char* end, header_field& f, request_head& h,
-                                     field_facts& facts) noexcept {
+inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, const char* end, header_field& f,
+                                     request_head& h, field_facts& facts) noexcept {
     const char* p = pos;
     const char* name = p;
-    p = scan_tchars(p, end);
+    p = scan.tchars(p, end);
     if (p == end) return parse_status::incomplete;
     if (p == name || *p != ':') return parse_status::bad_request;
     f.name = std::string_view(name, static_cast<std::size_t>(p - name));
@@ -192,10 +192,10 @@ inline parse_status parse_field_line(const char*& pos, const char* end, header_f
     const char* value = ++p;
     if (value != end && *value == ' ') ++value;
     const char* host_end = value;
-    if (kind != field_kind::host) p = scan_field_chars(value, end);
+    if (kind != field_kind::host) p = scan.field_chars(value, end);
     else {
-        host_end = scan_host_chars(value, end);
-        p = host_end != end && *host_end == '\r' ? host_end : scan_field_chars(host_end, end);
+        host_end = scan.host_chars(value, end);
+        p = host_end != end && *host_end == '\r' ? host_end : scan.field_chars(host_end, end);
     }
     const char* value_end = trim_ows_back(value, p);
     value = trim_ows_front(value, value_end);
@@ -219,11 +219,12 @@ inline parse_status parse_fields(const char*& pos, const char* end, request_head
     std::uint32_t count = 0;  // in a register, not h.field_count, through the loop
     const std::size_t max_headers = limits.max_headers;  // not reloaded after each store to a field
     parse_status s = parse_status::complete;
+    const byte_scans scan;
     // A line that starts with LF is 400 as a name that does not end in ':', except past the
     // count limit, where it is 400 rather than 431 (the end of the head, however malformed).
     while (p != window && *p != '\r') {
         if (count == max_headers && *p != '\n') return parse_status::fields_too_large;
-        s = parse_field_line(p, window, fields[count], h, facts);
+        s = parse_field_line(scan, p, window, fields[count], h, facts);
         if (s != parse_status::complete) break;
         ++count;
     }
