@@ -660,113 +660,125 @@ inline const char* scan_table(const char* p, const char* end, const char_table& 
     return p;
 }
 
-
-inline const char* scan_field_chars_scalar(const char* p, const char* end) noexcept {
-    return scan_table(p, end, field_char_table);
-}
-
-inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {
-    while (p < end && is_target_char(*p)) ++p;
+// Also stops at `also` when it is not '\0': the target scan stops at the '?' that ends the
+// path, so the path and query are split as the line is read, not by a second scan.
+inline const char* scan_target_chars_scalar(const char* p, const char* end, char also = '\0') noexcept {
+    while (p < end && is_target_char(*p) && *p != also) ++p;
     return p;
 }
 
 #if defined(__SSE2__)
 inline int first_set(int mask) noexcept { return __builtin_ctz(static_cast<unsigned>(mask)); }
 
-// First byte of [p, end) that may not appear in a field value (a CTL other than HTAB, or DEL).
-// 16 bytes a step, never reading past end: the tail is done byte by byte.
-inline const char* scan_field_chars(const char* p, const char* end) noexcept {
-    const __m128i ctl_max = _mm_set1_epi8(0x1f);
-    const __m128i del = _mm_set1_epi8(0x7f);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl_max), ctl_max);
-        int mask = _mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, del)));
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (*p != '\t') return p;
-        ++p;
+// The SSE2 scans, each stepping 16 bytes while 16 remain and finishing byte by byte. Their
+// constants are members, built once: a header section runs two scans a field line, and
+// building the constants in every call cost more than the scan of a short name did. The
+// field loop keeps one of these on its stack (its members then live in registers); the free
+// functions below build one per call, for the callers that scan once.
+// Measured (tools/bench/counts.py): 715-byte keep-alive request 3,175 -> 3,104 instructions.
+class byte_scans {
+public:
+    // First byte of [p, end) that may not appear in a field value (a CTL other than HTAB,
+    // or DEL).
+    SKIFF_ALWAYS_INLINE const char* field_chars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, ctl_max_), ctl_max_);
+            int mask = _mm_movemask_epi8(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, del_)));
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (*p != '\t') return p;
+            ++p;
+        }
+        return scan_table(p, end, field_char_table);
     }
-    return scan_field_chars_scalar(p, end);
-}
 
-// First byte of [p, end) that may not appear in a request-target (see is_target_char).
-inline const char* scan_target_chars(const char* p, const char* end) noexcept {
+    // First byte of [p, end) that is not a tchar. Field names and methods are nearly always
+    // letters, digits and '-': 16 of those are checked at a time, and the table takes over at
+    // the first other byte (the ':' that ends a name, or a rarer tchar such as '_'). The
+    // ranges are tested with a saturating subtract (x - lo, saturated at hi - lo, is 0 only
+    // inside): fewer operations than two signed compares each.
+    SKIFF_ALWAYS_INLINE const char* tchars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i in = _mm_or_si128(is_zero(_mm_min_epu8(letter_miss(v), digit_miss(v, nine_off_))), _mm_cmpeq_epi8(v, dash_));
+            int mask = _mm_movemask_epi8(in) ^ 0xffff;
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (!is_tchar(*p)) return p;
+            ++p;
+        }
+        return scan_table(p, end, tchar_table);
+    }
+
+    // First byte of [p, end) that is not one of the Host characters letters, digits, '-',
+    // '.' and ':' (16 at a time); the table takes over at any other byte (the CR that ends
+    // the value, or a rarer one such as '[').
+    SKIFF_ALWAYS_INLINE const char* host_chars(const char* p, const char* end) const noexcept {
+        while (end - p >= 16) {
+            __m128i v = load(p);
+            __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash_), dot_off_);  // '-' and '.'
+            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, colon_off_)), punct);
+            int mask = _mm_movemask_epi8(is_zero(miss)) ^ 0xffff;
+            if (mask == 0) { p += 16; continue; }
+            p += first_set(mask);
+            if (!is_host_char(*p)) return p;
+            ++p;
+        }
+        return scan_table(p, end, host_char_table);
+    }
+
+private:
+    static __m128i load(const char* p) noexcept { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+    static __m128i is_zero(__m128i v) noexcept { return _mm_cmpeq_epi8(v, _mm_setzero_si128()); }
+    // 0 exactly for the bytes in [lo, lo + off] (x - lo, saturated at off).
+    __m128i letter_miss(__m128i v) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit_), a_), z_off_); }
+    __m128i digit_miss(__m128i v, __m128i off) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(v, zero_), off); }
+
+    __m128i a_ = _mm_set1_epi8('a'), z_off_ = _mm_set1_epi8('z' - 'a'), case_bit_ = _mm_set1_epi8(0x20);
+    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9), colon_off_ = _mm_set1_epi8(':' - '0');
+    __m128i dash_ = _mm_set1_epi8('-'), dot_off_ = _mm_set1_epi8('.' - '-');
+    __m128i ctl_max_ = _mm_set1_epi8(0x1f), del_ = _mm_set1_epi8(0x7f);
+};
+
+// First byte of [p, end) that may not appear in a request-target (see is_target_char), or
+// that is `also` (see scan_target_chars_scalar); scan_target_chars and scan_path_chars below.
+inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
     const __m128i low = _mm_set1_epi8(0x21);  // signed compare: also catches 0x80-0xff
     const __m128i del = _mm_set1_epi8(0x7f);
     const __m128i hash = _mm_set1_epi8('#');
+    const __m128i extra = _mm_set1_epi8(also);  // '\0' is below 0x21: stops already
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, low),
-                                   _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, hash)));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(v, hash), _mm_cmpeq_epi8(v, extra));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_or_si128(_mm_cmpeq_epi8(v, del), odd));
         int mask = _mm_movemask_epi8(bad);
         if (mask != 0) return p + first_set(mask);
         p += 16;
     }
-    return scan_target_chars_scalar(p, end);
-}
-
-// First byte of [p, end) that is not a tchar. Field names and methods are nearly always
-// letters, digits and '-': 16 of those are checked at a time, and the table takes over at the
-// first other byte (the ':' that ends a name, or a rarer tchar such as '_').
-// Measured (callgrind, tools/bench/parser_bench, g++ -O2): the 715-byte browser request of
-// 15 fields went from 3,379 to 3,020 instructions a parse; the 66-byte one of 3 short fields
-// from 917 to 931 (a 4-byte name pays the set-up). The ranges are tested with a saturating
-// subtract (x - lo, saturated at hi - lo, is 0 only inside): fewer operations than two signed
-// compares each, measured (parser_bench, g++ -O3) short 637 -> 632, browser 2,596 -> 2,542.
-inline const char* scan_tchars(const char* p, const char* end) noexcept {
-    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
-    const __m128i zero = _mm_set1_epi8('0'), nine_off = _mm_set1_epi8(9);
-    const __m128i dash = _mm_set1_epi8('-'), case_bit = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        // x - lo, saturated past hi - lo, is 0 exactly for x in [lo, hi] (unsigned)
-        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
-        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), nine_off);
-        __m128i ok = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(letter, digit), _mm_setzero_si128()), _mm_cmpeq_epi8(v, dash));
-        int mask = _mm_movemask_epi8(ok) ^ 0xffff;
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (!is_tchar(*p)) return p;
-        ++p;
-    }
-    return scan_table(p, end, tchar_table);
-}
-// First byte of [p, end) that is not a Host character. Host names are letters, digits, '-',
-// '.' and ':': 16 of those are checked at a time, the table takes over at any other byte
-// (the CR that ends the value, or a rarer one such as '['). Measured (parser_bench, g++ -O3)
-// against the table scan: short 632 -> 620, browser 2,542 -> 2,520 instructions a parse.
-inline const char* scan_host_chars(const char* p, const char* end) noexcept {
-    const __m128i a = _mm_set1_epi8('a'), z_off = _mm_set1_epi8('z' - 'a');
-    const __m128i zero = _mm_set1_epi8('0'), colon_off = _mm_set1_epi8(':' - '0');
-    const __m128i dash = _mm_set1_epi8('-'), dot_off = _mm_set1_epi8('.' - '-');
-    const __m128i case_bit = _mm_set1_epi8(0x20);
-    while (end - p >= 16) {
-        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i letter = _mm_subs_epu8(_mm_sub_epi8(_mm_or_si128(v, case_bit), a), z_off);
-        __m128i digit = _mm_subs_epu8(_mm_sub_epi8(v, zero), colon_off);  // digits and ':'
-        __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash), dot_off);    // '-' and '.'
-        __m128i miss = _mm_min_epu8(_mm_min_epu8(letter, digit), punct);
-        int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(miss, _mm_setzero_si128())) ^ 0xffff;
-        if (mask == 0) { p += 16; continue; }
-        p += first_set(mask);
-        if (!is_host_char(*p)) return p;
-        ++p;
-    }
-    return scan_table(p, end, host_char_table);
+    return scan_target_chars_scalar(p, end, also);
 }
 #else
-inline const char* scan_tchars(const char* p, const char* end) noexcept { return scan_table(p, end, tchar_table); }
-inline const char* scan_host_chars(const char* p, const char* end) noexcept {
-    return scan_table(p, end, host_char_table);
-}
-inline const char* scan_field_chars(const char* p, const char* end) noexcept {
-    return scan_field_chars_scalar(p, end);
-}
-inline const char* scan_target_chars(const char* p, const char* end) noexcept {
-    return scan_target_chars_scalar(p, end);
+// Without SSE2 the scans are the table loops; the class keeps one interface for the parser.
+class byte_scans {
+public:
+    const char* field_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, field_char_table); }
+    const char* tchars(const char* p, const char* end) const noexcept { return scan_table(p, end, tchar_table); }
+    const char* host_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, host_char_table); }
+};
+inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
+    return scan_target_chars_scalar(p, end, also);
 }
 #endif // __SSE2__
+
+inline const char* scan_target_chars(const char* p, const char* end) noexcept { return scan_target_run(p, end, '\0'); }
+// The path of a target: target characters up to the first '?'.
+inline const char* scan_path_chars(const char* p, const char* end) noexcept { return scan_target_run(p, end, '?'); }
+
+// One scan, for callers outside the header section's loop.
+inline const char* scan_tchars(const char* p, const char* end) noexcept { return byte_scans{}.tchars(p, end); }
+inline const char* scan_host_chars(const char* p, const char* end) noexcept { return byte_scans{}.host_chars(p, end); }
+inline const char* scan_field_chars(const char* p, const char* end) noexcept { return byte_scans{}.field_chars(p, end); }
 
 // Whether every byte of s is a token character, or a Host character.
 inline bool all_tchars(std::string_view s) noexcept {
@@ -1604,12 +1616,14 @@ inline bool split_absolute_form(request_head& h) noexcept {
     return true;
 }
 
-// Fills h.path, h.query and, for the absolute form, h.host. False: not a valid target for
-// this method (answer 400).
-inline bool split_target(request_head& h) noexcept {
+// Fills h.path, h.query and, for the absolute form, h.host; the target's first '?', if any,
+// is at path_length (found as the line was read). False: not a valid target for this method
+// (answer 400).
+inline bool split_target(request_head& h, std::size_t path_length) noexcept {
     std::string_view t = h.target;
     if (t.front() == '/') {
-        split_path_query(t, h);
+        h.path = t.substr(0, path_length);
+        h.query = path_length == t.size() ? std::string_view() : t.substr(path_length + 1);
         return true;
     }
     h.query = {};
@@ -1768,7 +1782,11 @@ inline parse_status note_field(field_kind kind, std::string_view v, field_facts&
         for_each_list_item(v, [&](std::string_view i) { return note_expectation(i, f); });
         break;
     case field_kind::connection:
-        for_each_list_item(v, [&](std::string_view i) { return note_connection(i, f); });
+        // "keep-alive" alone is what browsers send: one compare instead of the list walk
+        // (measured: 715-byte request 3,104 -> 3,019 instructions). name_is is exact for a
+        // value too: it holds no CTL, so only 'K' folds onto 'k' and nothing onto '-'.
+        if (v.size() == 10 && name_is(v.data(), "keep-alive", 10)) f.conn_keep_alive = true;
+        else for_each_list_item(v, [&](std::string_view i) { return note_connection(i, f); });
         break;
     case field_kind::content_length: return note_length(v, f);
     case field_kind::transfer_encoding:
@@ -1803,11 +1821,11 @@ inline const char* trim_ows_front(const char* v, const char* e) noexcept {
 // found; only when that scan stops short of the trimmed value is it checked again. The line
 // is read whole before anything is noted, so a bad line is 400 and an unfinished one
 // incomplete just as for any other field.
-inline parse_status parse_field_line(const char*& pos, const char* end, header_field& f, request_head& h,
-                                     field_facts& facts) noexcept {
+inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, const char* end, header_field& f,
+                                     request_head& h, field_facts& facts) noexcept {
     const char* p = pos;
     const char* name = p;
-    p = scan_tchars(p, end);
+    p = scan.tchars(p, end);
     if (p == end) return parse_status::incomplete;
     if (p == name || *p != ':') return parse_status::bad_request;
     f.name = std::string_view(name, static_cast<std::size_t>(p - name));
@@ -1815,10 +1833,10 @@ inline parse_status parse_field_line(const char*& pos, const char* end, header_f
     const char* value = ++p;
     if (value != end && *value == ' ') ++value;
     const char* host_end = value;
-    if (kind != field_kind::host) p = scan_field_chars(value, end);
+    if (kind != field_kind::host) p = scan.field_chars(value, end);
     else {
-        host_end = scan_host_chars(value, end);
-        p = host_end != end && *host_end == '\r' ? host_end : scan_field_chars(host_end, end);
+        host_end = scan.host_chars(value, end);
+        p = host_end != end && *host_end == '\r' ? host_end : scan.field_chars(host_end, end);
     }
     const char* value_end = trim_ows_back(value, p);
     value = trim_ows_front(value, value_end);
@@ -1842,11 +1860,12 @@ inline parse_status parse_fields(const char*& pos, const char* end, request_head
     std::uint32_t count = 0;  // in a register, not h.field_count, through the loop
     const std::size_t max_headers = limits.max_headers;  // not reloaded after each store to a field
     parse_status s = parse_status::complete;
+    const byte_scans scan;
     // A line that starts with LF is 400 as a name that does not end in ':', except past the
     // count limit, where it is 400 rather than 431 (the end of the head, however malformed).
     while (p != window && *p != '\r') {
         if (count == max_headers && *p != '\n') return parse_status::fields_too_large;
-        s = parse_field_line(p, window, fields[count], h, facts);
+        s = parse_field_line(scan, p, window, fields[count], h, facts);
         if (s != parse_status::complete) break;
         ++count;
     }
@@ -1971,14 +1990,16 @@ inline parse_status parse_request_line(const char*& pos, const char* end, reques
     if (p == m || *p != ' ') return parse_status::bad_request;
     h.method_name = std::string_view(m, static_cast<std::size_t>(p - m));
     const char* t = ++p;
-    p = scan_target_chars(p, end);
+    p = scan_path_chars(p, end);  // the path's end: the target split costs no second scan
+    const char* path_end = p;
+    if (p != end && *p == '?') p = scan_target_chars(p + 1, end);
     if (p == end) return parse_status::incomplete;
     if (p == t || *p != ' ') return parse_status::bad_request;
     h.target = std::string_view(t, static_cast<std::size_t>(p - t));
     ++p;
     parse_status s = parse_version(p, end, h);
     if (s != parse_status::complete) return s;
-    if (!split_target(h)) return parse_status::bad_request;
+    if (!split_target(h, static_cast<std::size_t>(path_end - t))) return parse_status::bad_request;
     pos = p;
     return parse_status::complete;
 }
@@ -4070,15 +4091,25 @@ private:
 #define SKIFF_SERVER_LOOP_TIME_HPP
 
 
-#include <chrono>   // steady_clock for deadlines
 #include <cstdint>  // std::int64_t
-#include <ctime>    // std::time for the Date line
+#include <ctime>    // clock_gettime for deadlines, std::time for the Date line
 
 namespace skiff::detail {
 
+// Deadlines are whole milliseconds with a tick of 5 ms or more, so the coarse clock (a
+// kernel tick's resolution, read without touching the hardware counter) is precise enough,
+// and reading it directly skips std::chrono's call layer (measured: 68-byte keep-alive
+// request 1,193 -> 1,187 instructions).
+#if defined(CLOCK_MONOTONIC_COARSE)
+inline constexpr clockid_t loop_clock = CLOCK_MONOTONIC_COARSE;
+#else
+inline constexpr clockid_t loop_clock = CLOCK_MONOTONIC;
+#endif
+
 inline std::int64_t monotonic_ms() noexcept {
-    using namespace std::chrono;
-    return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+    timespec ts{};
+    ::clock_gettime(loop_clock, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
 // The wall clock is read only when the monotonic second changes, so a wake-up costs one

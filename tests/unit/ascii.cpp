@@ -24,6 +24,7 @@ bool grammar_tchar(unsigned c) { return vchar(c) && !in("\"(),/:;<=>?@[\\]{}", c
 bool grammar_field(unsigned c) { return vchar(c) || c >= 0x80 || c == ' ' || c == '\t'; }
 // The request-target bytes skiff accepts: VCHAR without '#' (RFC 9110 §7.1, RFC 3986 §2.1).
 bool grammar_target(unsigned c) { return vchar(c) && c != '#'; }
+bool grammar_path(unsigned c) { return grammar_target(c) && c != '?'; }  // RFC 3986 §3.3: the path ends at "?"
 // RFC 3986 §3.2.2 host and §3.2.3 port: unreserved / pct-encoded / sub-delims / ":" / "[" "]",
 // that is, VCHAR without the gen-delims other than ":[]", and without DQUOTE "<>\^`{|}".
 bool grammar_host(unsigned c) { return vchar(c) && !in("\"#/<>?@\\^`{|}", c); }
@@ -92,6 +93,8 @@ TEST_CASE("scan: the scanners stop exactly where their class ends, never reading
         {"field chars", d::scan_field_chars, grammar_field, 'a'},
         {"field chars with tabs", d::scan_field_chars, grammar_field, '\t'},
         {"target chars", d::scan_target_chars, grammar_target, '/'},
+        {"target chars after '?'", d::scan_target_chars, grammar_target, '?'},
+        {"path chars (a target up to '?')", d::scan_path_chars, grammar_path, '/'},
         {"host chars", d::scan_host_chars, grammar_host, 'a'},
         {"host chars after '['", d::scan_host_chars, grammar_host, '['},
     };

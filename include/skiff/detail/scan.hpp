@@ -36,8 +36,10 @@ inline const char* scan_table(const char* p, const char* end, const char_table& 
     return p;
 }
 
-inline const char* scan_target_chars_scalar(const char* p, const char* end) noexcept {
-    while (p < end && is_target_char(*p)) ++p;
+// Also stops at `also` when it is not '\0': the target scan stops at the '?' that ends the
+// path, so the path and query are split as the line is read, not by a second scan.
+inline const char* scan_target_chars_scalar(const char* p, const char* end, char also = '\0') noexcept {
+    while (p < end && is_target_char(*p) && *p != also) ++p;
     return p;
 }
 
@@ -115,20 +117,22 @@ private:
     __m128i ctl_max_ = _mm_set1_epi8(0x1f), del_ = _mm_set1_epi8(0x7f);
 };
 
-// First byte of [p, end) that may not appear in a request-target (see is_target_char).
-inline const char* scan_target_chars(const char* p, const char* end) noexcept {
+// First byte of [p, end) that may not appear in a request-target (see is_target_char), or
+// that is `also` (see scan_target_chars_scalar); scan_target_chars and scan_path_chars below.
+inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
     const __m128i low = _mm_set1_epi8(0x21);  // signed compare: also catches 0x80-0xff
     const __m128i del = _mm_set1_epi8(0x7f);
     const __m128i hash = _mm_set1_epi8('#');
+    const __m128i extra = _mm_set1_epi8(also);  // '\0' is below 0x21: stops already
     while (end - p >= 16) {
         __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, low),
-                                   _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, hash)));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(v, hash), _mm_cmpeq_epi8(v, extra));
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, low), _mm_or_si128(_mm_cmpeq_epi8(v, del), odd));
         int mask = _mm_movemask_epi8(bad);
         if (mask != 0) return p + first_set(mask);
         p += 16;
     }
-    return scan_target_chars_scalar(p, end);
+    return scan_target_chars_scalar(p, end, also);
 }
 #else
 // Without SSE2 the scans are the table loops; the class keeps one interface for the parser.
@@ -138,10 +142,14 @@ public:
     const char* tchars(const char* p, const char* end) const noexcept { return scan_table(p, end, tchar_table); }
     const char* host_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, host_char_table); }
 };
-inline const char* scan_target_chars(const char* p, const char* end) noexcept {
-    return scan_target_chars_scalar(p, end);
+inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
+    return scan_target_chars_scalar(p, end, also);
 }
 #endif // __SSE2__
+
+inline const char* scan_target_chars(const char* p, const char* end) noexcept { return scan_target_run(p, end, '\0'); }
+// The path of a target: target characters up to the first '?'.
+inline const char* scan_path_chars(const char* p, const char* end) noexcept { return scan_target_run(p, end, '?'); }
 
 // One scan, for callers outside the header section's loop.
 inline const char* scan_tchars(const char* p, const char* end) noexcept { return byte_scans{}.tchars(p, end); }

@@ -92,14 +92,16 @@ inline parse_status parse_request_line(const char*& pos, const char* end, reques
     if (p == m || *p != ' ') return parse_status::bad_request;
     h.method_name = std::string_view(m, static_cast<std::size_t>(p - m));
     const char* t = ++p;
-    p = scan_target_chars(p, end);
+    p = scan_path_chars(p, end);  // the path's end: the target split costs no second scan
+    const char* path_end = p;
+    if (p != end && *p == '?') p = scan_target_chars(p + 1, end);
     if (p == end) return parse_status::incomplete;
     if (p == t || *p != ' ') return parse_status::bad_request;
     h.target = std::string_view(t, static_cast<std::size_t>(p - t));
     ++p;
     parse_status s = parse_version(p, end, h);
     if (s != parse_status::complete) return s;
-    if (!split_target(h)) return parse_status::bad_request;
+    if (!split_target(h, static_cast<std::size_t>(path_end - t))) return parse_status::bad_request;
     pos = p;
     return parse_status::complete;
 }

@@ -58,12 +58,14 @@ inline bool split_absolute_form(request_head& h) noexcept {
     return true;
 }
 
-// Fills h.path, h.query and, for the absolute form, h.host. False: not a valid target for
-// this method (answer 400).
-inline bool split_target(request_head& h) noexcept {
+// Fills h.path, h.query and, for the absolute form, h.host; the target's first '?', if any,
+// is at path_length (found as the line was read). False: not a valid target for this method
+// (answer 400).
+inline bool split_target(request_head& h, std::size_t path_length) noexcept {
     std::string_view t = h.target;
     if (t.front() == '/') {
-        split_path_query(t, h);
+        h.path = t.substr(0, path_length);
+        h.query = path_length == t.size() ? std::string_view() : t.substr(path_length + 1);
         return true;
     }
     h.query = {};
