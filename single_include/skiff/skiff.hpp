@@ -140,11 +140,11 @@ constexpr bool is_field_char_slow(unsigned c) { return c == '\t' || (c >= 0x20 &
 // Bytes above 0x7e are rejected: a client must percent-encode them (RFC 3986 §2.1).
 constexpr bool is_target_char_slow(unsigned c) { return c > 0x20 && c < 0x7f && c != '#'; }
 
-// Host header and absolute-form authority (RFC 3986 §3.2): unreserved, sub-delims, ':' for
-// the port, '[' ']' for IP literals, '%' for pct-encoded. No '@': userinfo is not allowed.
-constexpr bool is_host_char_slow(unsigned c) {
+// reg-name bytes but pct-encoded (RFC 3986 §3.2.2): unreserved and sub-delims. A Host made
+// only of these needs no further look; ':', '[', ']' and '%' send it to http/host.hpp.
+constexpr bool is_reg_name_char_slow(unsigned c) {
     if (is_alpha(c) || is_digit(c)) return true;
-    for (char t : std::string_view("-._~!$&'()*+,;=:[]%"))
+    for (char t : std::string_view("-._~!$&'()*+,;="))
         if (c == static_cast<unsigned char>(t)) return true;
     return false;
 }
@@ -159,12 +159,12 @@ constexpr char_table make_table(Pred pred) {
 inline constexpr char_table tchar_table = make_table(is_tchar_slow);
 inline constexpr char_table field_char_table = make_table(is_field_char_slow);
 inline constexpr char_table target_char_table = make_table(is_target_char_slow);
-inline constexpr char_table host_char_table = make_table(is_host_char_slow);
+inline constexpr char_table reg_name_char_table = make_table(is_reg_name_char_slow);
 
 constexpr bool is_tchar(char c) { return tchar_table[static_cast<unsigned char>(c)]; }
 constexpr bool is_field_char(char c) { return field_char_table[static_cast<unsigned char>(c)]; }
 constexpr bool is_target_char(char c) { return target_char_table[static_cast<unsigned char>(c)]; }
-constexpr bool is_host_char(char c) { return host_char_table[static_cast<unsigned char>(c)]; }
+constexpr bool is_reg_name_char(char c) { return reg_name_char_table[static_cast<unsigned char>(c)]; }
 
 constexpr char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
@@ -624,7 +624,7 @@ private:
 #endif // SKIFF_DETAIL_OPTIONAL_INDEX_HPP
 // end skiff/detail/optional_index.hpp
 // begin skiff/detail/scan.hpp
-// Byte scanners for the parser: runs of token, field-value, request-target and Host
+// Byte scanners for the parser: runs of token, field-value, request-target and reg-name
 // characters, OWS trimming, and the window a limit allows. Each scanner returns the first
 // byte that ends the run and never reads outside [p, end): the SSE2 versions step 16 bytes
 // while 16 remain and finish byte by byte.
@@ -711,21 +711,21 @@ public:
         return scan_table(p, end, tchar_table);
     }
 
-    // First byte of [p, end) that is not one of the Host characters letters, digits, '-',
-    // '.' and ':' (16 at a time); the table takes over at any other byte (the CR that ends
-    // the value, or a rarer one such as '[').
-    SKIFF_ALWAYS_INLINE const char* host_chars(const char* p, const char* end) const noexcept {
+    // First byte of [p, end) that is not a reg-name byte (unreserved or sub-delims): letters,
+    // digits, '-' and '.' 16 at a time, the rarer ones confirmed by the table. A Host value
+    // nearly always ends here at its CR; a ':', '[' or '%' stops it for http/host.hpp.
+    SKIFF_ALWAYS_INLINE const char* reg_name_chars(const char* p, const char* end) const noexcept {
         while (end - p >= 16) {
             __m128i v = load(p);
             __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash_), dot_off_);  // '-' and '.'
-            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, colon_off_)), punct);
+            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, nine_off_)), punct);
             int mask = _mm_movemask_epi8(is_zero(miss)) ^ 0xffff;
             if (mask == 0) { p += 16; continue; }
             p += first_set(mask);
-            if (!is_host_char(*p)) return p;
+            if (!is_reg_name_char(*p)) return p;
             ++p;
         }
-        return scan_table(p, end, host_char_table);
+        return scan_table(p, end, reg_name_char_table);
     }
 
 private:
@@ -736,7 +736,7 @@ private:
     __m128i digit_miss(__m128i v, __m128i off) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(v, zero_), off); }
 
     __m128i a_ = _mm_set1_epi8('a'), z_off_ = _mm_set1_epi8('z' - 'a'), case_bit_ = _mm_set1_epi8(0x20);
-    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9), colon_off_ = _mm_set1_epi8(':' - '0');
+    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9);
     __m128i dash_ = _mm_set1_epi8('-'), dot_off_ = _mm_set1_epi8('.' - '-');
     __m128i ctl_max_ = _mm_set1_epi8(0x1f), del_ = _mm_set1_epi8(0x7f);
 };
@@ -764,7 +764,7 @@ class byte_scans {
 public:
     const char* field_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, field_char_table); }
     const char* tchars(const char* p, const char* end) const noexcept { return scan_table(p, end, tchar_table); }
-    const char* host_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, host_char_table); }
+    const char* reg_name_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, reg_name_char_table); }
 };
 inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
     return scan_target_chars_scalar(p, end, also);
@@ -777,15 +777,12 @@ inline const char* scan_path_chars(const char* p, const char* end) noexcept { re
 
 // One scan, for callers outside the header section's loop.
 inline const char* scan_tchars(const char* p, const char* end) noexcept { return byte_scans{}.tchars(p, end); }
-inline const char* scan_host_chars(const char* p, const char* end) noexcept { return byte_scans{}.host_chars(p, end); }
+inline const char* scan_reg_name_chars(const char* p, const char* end) noexcept { return byte_scans{}.reg_name_chars(p, end); }
 inline const char* scan_field_chars(const char* p, const char* end) noexcept { return byte_scans{}.field_chars(p, end); }
 
-// Whether every byte of s is a token character, or a Host character.
+// Whether every byte of s is a token character.
 inline bool all_tchars(std::string_view s) noexcept {
     return scan_tchars(s.data(), s.data() + s.size()) == s.data() + s.size();
-}
-inline bool all_host_chars(std::string_view s) noexcept {
-    return scan_host_chars(s.data(), s.data() + s.size()) == s.data() + s.size();
 }
 
 inline bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
@@ -1569,6 +1566,135 @@ inline parse_status expect_crlf(const char*& p, const char* end) noexcept {
 #ifndef SKIFF_HTTP_TARGET_HPP
 #define SKIFF_HTTP_TARGET_HPP
 
+// begin skiff/http/host.hpp
+// The structure of a Host value and of a target's authority (RFC 9112 §3.2, RFC 3986
+// §3.2.2-§3.2.3): uri-host [ ":" port ], where uri-host is an IP-literal in brackets, an IPv4
+// address or a reg-name, and port is digits. A Host of any other shape is 400 (RFC 9112 §3.2
+// MUST), and so is an absolute-form or CONNECT target whose authority is not one.
+//
+// Not here: whether the name resolves or is one this server answers for (the application's
+// business), and userinfo ("user@host"), which has no place in an http URI's authority
+// (RFC 9110 §4.2.4) and fails here as a character no uri-host holds.
+//
+// Invariant: every function reads only within its string_view. The parser runs these only
+// when the fast scan of a Host value stops short of its end (a port, brackets or '%'), so a
+// plain host name costs nothing here.
+#ifndef SKIFF_HTTP_HOST_HPP
+#define SKIFF_HTTP_HOST_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+inline bool all_digits(std::string_view s) noexcept {
+    for (char c : s)
+        if (!is_digit(static_cast<unsigned char>(c))) return false;
+    return true;
+}
+
+// reg-name = *( unreserved / pct-encoded / sub-delims ); an IPv4 address is one too.
+inline bool valid_reg_name(std::string_view s) noexcept {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '%') {
+            if (!is_reg_name_char(s[i])) return false;
+            continue;
+        }
+        if (s.size() - i < 3) return false;  // '%' and two hex digits
+        if (hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0) return false;
+        i += 2;
+    }
+    return true;
+}
+
+// IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet, each 0-255 without a
+// leading zero (RFC 3986 §3.2.2).
+inline bool valid_ipv4(std::string_view s) noexcept {
+    for (int octet = 0; octet < 4; ++octet) {
+        std::size_t n = 0;
+        unsigned value = 0;
+        while (n < s.size() && n < 4 && is_digit(static_cast<unsigned char>(s[n]))) value = value * 10 + static_cast<unsigned>(s[n++] - '0');
+        if (n == 0 || n > 3 || value > 255 || (n > 1 && s[0] == '0')) return false;
+        s.remove_prefix(n);
+        if (octet == 3) return s.empty();
+        if (s.empty() || s.front() != '.') return false;
+        s.remove_prefix(1);
+    }
+    return false;
+}
+
+// IPv6address (RFC 3986 §3.2.2): eight groups of 1-4 hex digits, a run of zero groups
+// written once as "::", and the last two groups optionally as a dotted IPv4 address.
+inline bool valid_ipv6(std::string_view s) noexcept {
+    std::size_t groups = 0;
+    bool compressed = false;
+    std::size_t i = 0;
+    if (s.substr(0, 2) == "::") { compressed = true; i = 2; }
+    while (i < s.size()) {
+        std::size_t start = i;
+        while (i < s.size() && hex_value(s[i]) >= 0 && i - start < 5) ++i;
+        if (i < s.size() && s[i] == '.') {  // the dotted tail stands for the last two groups
+            if (!valid_ipv4(s.substr(start))) return false;
+            groups += 2;
+            break;
+        }
+        std::size_t len = i - start;
+        if (len == 0 || len > 4) return false;
+        ++groups;
+        if (i == s.size()) break;
+        if (s[i] != ':') return false;
+        ++i;
+        if (i < s.size() && s[i] == ':') {
+            if (compressed) return false;  // "::" at most once
+            compressed = true;
+            ++i;
+        } else if (i == s.size()) {
+            return false;  // a single trailing ':'
+        }
+    }
+    return compressed ? groups <= 7 : groups == 8;
+}
+
+// IP-literal = "[" ( IPv6address / IPvFuture ) "]", here without its brackets;
+// IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" ).
+inline bool valid_ip_literal(std::string_view s) noexcept {
+    if (s.empty() || (s.front() != 'v' && s.front() != 'V')) return valid_ipv6(s);
+    std::size_t dot = s.find('.');
+    if (dot == std::string_view::npos || dot < 2 || dot + 1 == s.size()) return false;
+    for (char c : s.substr(1, dot - 1))
+        if (hex_value(c) < 0) return false;
+    for (char c : s.substr(dot + 1))
+        if (c != ':' && !is_reg_name_char(c)) return false;
+    return true;
+}
+
+enum class port_rule : unsigned char { optional, required };
+
+// uri-host [ ":" port ]: a Host value (port optional, host may be empty, RFC 9112 §3.2) or
+// an authority-form target (CONNECT: port required, RFC 9110 §9.3.6).
+// Out of line: a plain Host never comes here, and inlined it cost the field loop's registers.
+SKIFF_NOINLINE inline bool valid_authority(std::string_view v, port_rule rule) noexcept {
+    std::size_t host_end = 0;
+    if (!v.empty() && v.front() == '[') {
+        std::size_t close = v.find(']');
+        if (close == std::string_view::npos || !valid_ip_literal(v.substr(1, close - 1))) return false;
+        host_end = close + 1;
+    } else {
+        host_end = v.find(':');
+        if (host_end == std::string_view::npos) host_end = v.size();
+        if (!valid_reg_name(v.substr(0, host_end))) return false;
+    }
+    if (host_end == v.size()) return rule == port_rule::optional;
+    if (v[host_end] != ':') return false;
+    std::string_view port = v.substr(host_end + 1);
+    return all_digits(port) && (rule == port_rule::optional || !port.empty());
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_HTTP_HOST_HPP
+// end skiff/http/host.hpp
 
 #include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
@@ -1586,16 +1712,6 @@ inline void split_path_query(std::string_view pq, request_head& h) noexcept {
     h.query = q >= pq.size() ? std::string_view() : pq.substr(q + 1);
 }
 
-// A plain loop, not detail::all_host_chars: absolute-form and CONNECT targets are rare, and
-// including scan.hpp here changed g++'s inlining of the target parser, measured at 6 more
-// instructions per ordinary request (callgrind, contract app).
-inline bool is_authority(std::string_view a) noexcept {
-    if (a.empty()) return false;
-    for (char c : a)
-        if (!is_host_char(c)) return false;
-    return true;
-}
-
 // "http://" or "https://" (scheme names are case-insensitive, RFC 3986 §3.1).
 inline std::size_t scheme_length(std::string_view t) noexcept {
     if (t.size() >= 7 && iequals_token(t.substr(0, 7), "http://")) return 7;
@@ -1609,7 +1725,8 @@ inline bool split_absolute_form(request_head& h) noexcept {
     std::string_view rest = h.target.substr(scheme);
     std::size_t auth_end = rest.find_first_of("/?");
     h.host = rest.substr(0, auth_end);
-    if (!is_authority(h.host)) return false;  // RFC 9110 §4.2.1: an http URI has a host
+    // RFC 9110 §4.2.1: an http URI has a host, and it is uri-host [ ":" port ].
+    if (h.host.empty() || h.host.front() == ':' || !valid_authority(h.host, port_rule::optional)) return false;
     rest.remove_prefix(auth_end == std::string_view::npos ? rest.size() : auth_end);
     split_path_query(rest, h);
     if (h.path.empty()) h.path = "/";  // §3.2.2: an empty path is sent as "/"
@@ -1632,7 +1749,7 @@ inline bool split_target(request_head& h, std::size_t path_length) noexcept {
         return h.verb == method::options;
     }
     h.path = {};
-    if (h.verb == method::connect) return is_authority(t);
+    if (h.verb == method::connect) return valid_authority(t, port_rule::required);  // RFC 9110 §9.3.6
     return split_absolute_form(h);
 }
 
@@ -1727,7 +1844,7 @@ inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
     return true;
 }
 
-// host_ok: every byte of v is a Host character, found while the value was scanned.
+// host_ok: v is uri-host [ ":" port ] (RFC 9112 §3.2), found while the value was scanned.
 inline parse_status note_host(std::string_view v, bool host_ok, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
     if (!host_ok) return parse_status::bad_request;
@@ -1816,9 +1933,10 @@ inline const char* trim_ows_front(const char* v, const char* e) noexcept {
 // field. RFC 9112 §5.1: no whitespace between name and colon; §5.2: a line that starts with
 // whitespace (obs-fold) is rejected; both fail here as "the name does not end in ':'".
 // OWS is trimmed inside the scanned value (after the one SP most lines have), so it costs a
-// compare, not a bounded loop of its own. A Host value is scanned for Host characters first
-// (RFC 3986 §3.2.2): it nearly always ends there, at the CR, so it is validated as it is
-// found; only when that scan stops short of the trimmed value is it checked again. The line
+// compare, not a bounded loop of its own. A Host value is scanned for reg-name characters
+// first (RFC 3986 §3.2.2): it nearly always ends there, at the CR, so it is validated as it
+// is found; a port, an IP literal or a '%' stops that scan short, and then the whole value
+// is checked against the grammar (http/host.hpp). The line
 // is read whole before anything is noted, so a bad line is 400 and an unfinished one
 // incomplete just as for any other field.
 inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, const char* end, header_field& f,
@@ -1835,7 +1953,7 @@ inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, c
     const char* host_end = value;
     if (kind != field_kind::host) p = scan.field_chars(value, end);
     else {
-        host_end = scan.host_chars(value, end);
+        host_end = scan.reg_name_chars(value, end);
         p = host_end != end && *host_end == '\r' ? host_end : scan.field_chars(host_end, end);
     }
     const char* value_end = trim_ows_back(value, p);
@@ -1846,7 +1964,7 @@ inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, c
     pos = p;
     if (kind == field_kind::other) return parse_status::complete;
     if (kind != field_kind::host) return note_field(kind, f.value, facts);
-    return note_host(f.value, host_end >= value_end || all_host_chars(f.value), h, facts);
+    return note_host(f.value, host_end >= value_end || valid_authority(f.value, port_rule::optional), h, facts);
 }
 
 // Field lines up to and including the empty line, p advanced past it.

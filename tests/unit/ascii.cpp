@@ -25,9 +25,9 @@ bool grammar_field(unsigned c) { return vchar(c) || c >= 0x80 || c == ' ' || c =
 // The request-target bytes skiff accepts: VCHAR without '#' (RFC 9110 §7.1, RFC 3986 §2.1).
 bool grammar_target(unsigned c) { return vchar(c) && c != '#'; }
 bool grammar_path(unsigned c) { return grammar_target(c) && c != '?'; }  // RFC 3986 §3.3: the path ends at "?"
-// RFC 3986 §3.2.2 host and §3.2.3 port: unreserved / pct-encoded / sub-delims / ":" / "[" "]",
-// that is, VCHAR without the gen-delims other than ":[]", and without DQUOTE "<>\^`{|}".
-bool grammar_host(unsigned c) { return vchar(c) && !in("\"#/<>?@\\^`{|}", c); }
+// RFC 3986 §3.2.2 reg-name without pct-encoded: unreserved / sub-delims, that is, VCHAR
+// without the gen-delims ":/?#[]@", '%', and DQUOTE "<>\^`{|}".
+bool grammar_reg_name(unsigned c) { return vchar(c) && !in("\":/?#[]@%<>\\^`{|}", c); }
 
 char byte(unsigned c) { return static_cast<char>(static_cast<unsigned char>(c)); }
 
@@ -39,24 +39,24 @@ TEST_CASE("ascii: every byte's classes match RFC 9110 §5.5 and §5.6.2 and RFC 
         CHECK(d::is_tchar(byte(c)) == grammar_tchar(c));
         CHECK(d::is_field_char(byte(c)) == grammar_field(c));
         CHECK(d::is_target_char(byte(c)) == grammar_target(c));
-        CHECK(d::is_host_char(byte(c)) == grammar_host(c));
+        CHECK(d::is_reg_name_char(byte(c)) == grammar_reg_name(c));
         CHECK(d::is_digit(c) == (std::isdigit(static_cast<int>(c)) != 0));
         CHECK(d::is_alpha(c) == (std::isalpha(static_cast<int>(c)) != 0));
     }
 }
 
 TEST_CASE("ascii: the classes have the sizes the grammar gives them") {
-    int tchar = 0, field = 0, target = 0, host = 0;
+    int tchar = 0, field = 0, target = 0, reg_name = 0;
     for (unsigned c = 0; c < 256; ++c) {
         tchar += d::is_tchar(byte(c));
         field += d::is_field_char(byte(c));
         target += d::is_target_char(byte(c));
-        host += d::is_host_char(byte(c));
+        reg_name += d::is_reg_name_char(byte(c));
     }
     CHECK(tchar == 15 + 10 + 52);       // 15 symbols, DIGIT, ALPHA
     CHECK(field == 94 + 128 + 2);       // VCHAR, obs-text, SP and HTAB
     CHECK(target == 93);                // VCHAR but '#'
-    CHECK(host == 4 + 11 + 4 + 10 + 52);  // "-._~", sub-delims, ":[]%", DIGIT, ALPHA
+    CHECK(reg_name == 4 + 11 + 10 + 52);  // "-._~", sub-delims, DIGIT, ALPHA
 }
 
 TEST_CASE("ascii: to_lower folds A-Z only, hex_value reads HEXDIG only (RFC 5234 B.1)") {
@@ -95,8 +95,8 @@ TEST_CASE("scan: the scanners stop exactly where their class ends, never reading
         {"target chars", d::scan_target_chars, grammar_target, '/'},
         {"target chars after '?'", d::scan_target_chars, grammar_target, '?'},
         {"path chars (a target up to '?')", d::scan_path_chars, grammar_path, '/'},
-        {"host chars", d::scan_host_chars, grammar_host, 'a'},
-        {"host chars after '['", d::scan_host_chars, grammar_host, '['},
+        {"reg-name chars", d::scan_reg_name_chars, grammar_reg_name, 'a'},
+        {"reg-name chars after '!'", d::scan_reg_name_chars, grammar_reg_name, '!'},
     };
     skiff_test::guarded_region region(64);
     for (const scanner& s : scanners) {

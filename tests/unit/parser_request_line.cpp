@@ -99,6 +99,10 @@ constexpr parse_case cases[] = {
     {"9112§3.2.3 authority-form for CONNECT", "CONNECT ex:443 HTTP/1.1\r\nHost: ex:443\r\n\r\n"sv, ok, "method=CONNECT target=ex:443 path= host=ex:443"},
     {"9112§3.2.3 authority-form for GET is 400", "GET ex:443 HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     {"9112§3.2.3 CONNECT to a target with '/' is 400", "CONNECT ex/a HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
+    {"9110§9.3.6 CONNECT without a port is 400", "CONNECT ex HTTP/1.1\r\nHost: ex\r\n\r\n"sv, bad},
+    {"9110§9.3.6 CONNECT to an IPv6 literal and port", "CONNECT [::1]:443 HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "target=[::1]:443 path="},
+    {"3986§3.2.3 absolute-form with a port that is not digits is 400", "GET http://ex:8x/ HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
+    {"9110§4.2.1 absolute-form with an empty host is 400", "GET http://:80/ HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     // Incomplete request lines: every prefix of a valid line waits for more
     {"9112§3 a method alone is incomplete", "GET"sv, more, "msgs=0 head=0"},
     {"9112§3 a method and target are incomplete", "GET /index.html"sv, more},

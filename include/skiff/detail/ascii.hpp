@@ -33,11 +33,11 @@ constexpr bool is_field_char_slow(unsigned c) { return c == '\t' || (c >= 0x20 &
 // Bytes above 0x7e are rejected: a client must percent-encode them (RFC 3986 §2.1).
 constexpr bool is_target_char_slow(unsigned c) { return c > 0x20 && c < 0x7f && c != '#'; }
 
-// Host header and absolute-form authority (RFC 3986 §3.2): unreserved, sub-delims, ':' for
-// the port, '[' ']' for IP literals, '%' for pct-encoded. No '@': userinfo is not allowed.
-constexpr bool is_host_char_slow(unsigned c) {
+// reg-name bytes but pct-encoded (RFC 3986 §3.2.2): unreserved and sub-delims. A Host made
+// only of these needs no further look; ':', '[', ']' and '%' send it to http/host.hpp.
+constexpr bool is_reg_name_char_slow(unsigned c) {
     if (is_alpha(c) || is_digit(c)) return true;
-    for (char t : std::string_view("-._~!$&'()*+,;=:[]%"))
+    for (char t : std::string_view("-._~!$&'()*+,;="))
         if (c == static_cast<unsigned char>(t)) return true;
     return false;
 }
@@ -52,12 +52,12 @@ constexpr char_table make_table(Pred pred) {
 inline constexpr char_table tchar_table = make_table(is_tchar_slow);
 inline constexpr char_table field_char_table = make_table(is_field_char_slow);
 inline constexpr char_table target_char_table = make_table(is_target_char_slow);
-inline constexpr char_table host_char_table = make_table(is_host_char_slow);
+inline constexpr char_table reg_name_char_table = make_table(is_reg_name_char_slow);
 
 constexpr bool is_tchar(char c) { return tchar_table[static_cast<unsigned char>(c)]; }
 constexpr bool is_field_char(char c) { return field_char_table[static_cast<unsigned char>(c)]; }
 constexpr bool is_target_char(char c) { return target_char_table[static_cast<unsigned char>(c)]; }
-constexpr bool is_host_char(char c) { return host_char_table[static_cast<unsigned char>(c)]; }
+constexpr bool is_reg_name_char(char c) { return reg_name_char_table[static_cast<unsigned char>(c)]; }
 
 constexpr char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 

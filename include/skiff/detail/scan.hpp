@@ -1,4 +1,4 @@
-// Byte scanners for the parser: runs of token, field-value, request-target and Host
+// Byte scanners for the parser: runs of token, field-value, request-target and reg-name
 // characters, OWS trimming, and the window a limit allows. Each scanner returns the first
 // byte that ends the run and never reads outside [p, end): the SSE2 versions step 16 bytes
 // while 16 remain and finish byte by byte.
@@ -87,21 +87,21 @@ public:
         return scan_table(p, end, tchar_table);
     }
 
-    // First byte of [p, end) that is not one of the Host characters letters, digits, '-',
-    // '.' and ':' (16 at a time); the table takes over at any other byte (the CR that ends
-    // the value, or a rarer one such as '[').
-    SKIFF_ALWAYS_INLINE const char* host_chars(const char* p, const char* end) const noexcept {
+    // First byte of [p, end) that is not a reg-name byte (unreserved or sub-delims): letters,
+    // digits, '-' and '.' 16 at a time, the rarer ones confirmed by the table. A Host value
+    // nearly always ends here at its CR; a ':', '[' or '%' stops it for http/host.hpp.
+    SKIFF_ALWAYS_INLINE const char* reg_name_chars(const char* p, const char* end) const noexcept {
         while (end - p >= 16) {
             __m128i v = load(p);
             __m128i punct = _mm_subs_epu8(_mm_sub_epi8(v, dash_), dot_off_);  // '-' and '.'
-            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, colon_off_)), punct);
+            __m128i miss = _mm_min_epu8(_mm_min_epu8(letter_miss(v), digit_miss(v, nine_off_)), punct);
             int mask = _mm_movemask_epi8(is_zero(miss)) ^ 0xffff;
             if (mask == 0) { p += 16; continue; }
             p += first_set(mask);
-            if (!is_host_char(*p)) return p;
+            if (!is_reg_name_char(*p)) return p;
             ++p;
         }
-        return scan_table(p, end, host_char_table);
+        return scan_table(p, end, reg_name_char_table);
     }
 
 private:
@@ -112,7 +112,7 @@ private:
     __m128i digit_miss(__m128i v, __m128i off) const noexcept { return _mm_subs_epu8(_mm_sub_epi8(v, zero_), off); }
 
     __m128i a_ = _mm_set1_epi8('a'), z_off_ = _mm_set1_epi8('z' - 'a'), case_bit_ = _mm_set1_epi8(0x20);
-    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9), colon_off_ = _mm_set1_epi8(':' - '0');
+    __m128i zero_ = _mm_set1_epi8('0'), nine_off_ = _mm_set1_epi8(9);
     __m128i dash_ = _mm_set1_epi8('-'), dot_off_ = _mm_set1_epi8('.' - '-');
     __m128i ctl_max_ = _mm_set1_epi8(0x1f), del_ = _mm_set1_epi8(0x7f);
 };
@@ -140,7 +140,7 @@ class byte_scans {
 public:
     const char* field_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, field_char_table); }
     const char* tchars(const char* p, const char* end) const noexcept { return scan_table(p, end, tchar_table); }
-    const char* host_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, host_char_table); }
+    const char* reg_name_chars(const char* p, const char* end) const noexcept { return scan_table(p, end, reg_name_char_table); }
 };
 inline const char* scan_target_run(const char* p, const char* end, char also) noexcept {
     return scan_target_chars_scalar(p, end, also);
@@ -153,15 +153,12 @@ inline const char* scan_path_chars(const char* p, const char* end) noexcept { re
 
 // One scan, for callers outside the header section's loop.
 inline const char* scan_tchars(const char* p, const char* end) noexcept { return byte_scans{}.tchars(p, end); }
-inline const char* scan_host_chars(const char* p, const char* end) noexcept { return byte_scans{}.host_chars(p, end); }
+inline const char* scan_reg_name_chars(const char* p, const char* end) noexcept { return byte_scans{}.reg_name_chars(p, end); }
 inline const char* scan_field_chars(const char* p, const char* end) noexcept { return byte_scans{}.field_chars(p, end); }
 
-// Whether every byte of s is a token character, or a Host character.
+// Whether every byte of s is a token character.
 inline bool all_tchars(std::string_view s) noexcept {
     return scan_tchars(s.data(), s.data() + s.size()) == s.data() + s.size();
-}
-inline bool all_host_chars(std::string_view s) noexcept {
-    return scan_host_chars(s.data(), s.data() + s.size()) == s.data() + s.size();
 }
 
 inline bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }

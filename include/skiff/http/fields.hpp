@@ -11,6 +11,7 @@
 #include "skiff/detail/bytes.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/crlf.hpp"
+#include "skiff/http/host.hpp"
 #include "skiff/http/parse_status.hpp"
 #include "skiff/http/request_head.hpp"
 
@@ -90,7 +91,7 @@ inline bool note_expectation(std::string_view item, field_facts& f) noexcept {
     return true;
 }
 
-// host_ok: every byte of v is a Host character, found while the value was scanned.
+// host_ok: v is uri-host [ ":" port ] (RFC 9112 §3.2), found while the value was scanned.
 inline parse_status note_host(std::string_view v, bool host_ok, request_head& h, field_facts& f) noexcept {
     if (++f.host_count > 1) return parse_status::bad_request;  // RFC 9112 §3.2
     if (!host_ok) return parse_status::bad_request;
@@ -179,9 +180,10 @@ inline const char* trim_ows_front(const char* v, const char* e) noexcept {
 // field. RFC 9112 §5.1: no whitespace between name and colon; §5.2: a line that starts with
 // whitespace (obs-fold) is rejected; both fail here as "the name does not end in ':'".
 // OWS is trimmed inside the scanned value (after the one SP most lines have), so it costs a
-// compare, not a bounded loop of its own. A Host value is scanned for Host characters first
-// (RFC 3986 §3.2.2): it nearly always ends there, at the CR, so it is validated as it is
-// found; only when that scan stops short of the trimmed value is it checked again. The line
+// compare, not a bounded loop of its own. A Host value is scanned for reg-name characters
+// first (RFC 3986 §3.2.2): it nearly always ends there, at the CR, so it is validated as it
+// is found; a port, an IP literal or a '%' stops that scan short, and then the whole value
+// is checked against the grammar (http/host.hpp). The line
 // is read whole before anything is noted, so a bad line is 400 and an unfinished one
 // incomplete just as for any other field.
 inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, const char* end, header_field& f,
@@ -198,7 +200,7 @@ inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, c
     const char* host_end = value;
     if (kind != field_kind::host) p = scan.field_chars(value, end);
     else {
-        host_end = scan.host_chars(value, end);
+        host_end = scan.reg_name_chars(value, end);
         p = host_end != end && *host_end == '\r' ? host_end : scan.field_chars(host_end, end);
     }
     const char* value_end = trim_ows_back(value, p);
@@ -209,7 +211,7 @@ inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, c
     pos = p;
     if (kind == field_kind::other) return parse_status::complete;
     if (kind != field_kind::host) return note_field(kind, f.value, facts);
-    return note_host(f.value, host_end >= value_end || all_host_chars(f.value), h, facts);
+    return note_host(f.value, host_end >= value_end || valid_authority(f.value, port_rule::optional), h, facts);
 }
 
 // Field lines up to and including the empty line, p advanced past it.
