@@ -166,6 +166,7 @@ TEST_CASE("header section: the default limits are 8 KiB and 64 lines, one more i
 
     std::string fields = "GET / HTTP/1.1\r\nHost: h\r\n";
     for (std::size_t i = 1; i < defaults.max_headers; ++i) fields += "F" + std::to_string(i) + ": v\r\n";
-    CHECK(skiff_test::check_case({"64 field lines", fields + "\r\n", ok, "fields=64"}) == "");
-    CHECK(skiff_test::check_case({"65 field lines", fields + "F: v\r\n\r\n", r431}) == "");
+    CHECK(defaults.max_headers == 100);  // proxies and tracing add fields; hyper allows 100 too
+    CHECK(skiff_test::check_case({"100 field lines", fields + "\r\n", ok, "fields=100"}) == "");
+    CHECK(skiff_test::check_case({"101 field lines", fields + "F: v\r\n\r\n", r431}) == "");
 }

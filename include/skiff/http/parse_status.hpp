@@ -18,7 +18,7 @@ namespace skiff {
 struct parse_limits {
     std::size_t max_request_line = 8 * 1024;  // -> 414 URI Too Long
     std::size_t max_header_bytes = 8 * 1024;  // header section after the request line -> 431
-    std::size_t max_headers = 64;             // field lines -> 431
+    std::size_t max_headers = 100;            // field lines -> 431 (proxies and tracing add some)
     std::uint64_t max_body = 1024 * 1024;     // decoded body bytes -> 413
 };
 
