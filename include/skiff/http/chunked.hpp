@@ -7,8 +7,9 @@
 // once, so any split of the input gives the same result.
 //
 // Strict: chunk sizes are 1*HEXDIG with no whitespace and no more than 64 bits; extensions
-// are skipped but must be field characters; CRLF is required after the size line, after the
-// data and after each trailer line. Trailer fields are parsed, counted against
+// are skipped but must follow their grammar (RFC 9112 §7.1.1): *( BWS ";" BWS name
+// [ BWS "=" BWS value ] ), name a token, value a token or a quoted-string with no CR or LF;
+// CRLF is required after the size line, after the data and after each trailer line. Trailer fields are parsed, counted against
 // max_header_bytes (431) and then dropped: handlers do not see them.
 #ifndef SKIFF_HTTP_CHUNKED_HPP
 #define SKIFF_HTTP_CHUNKED_HPP
@@ -47,8 +48,19 @@ public:
 
 private:
     enum class state : std::uint8_t {
-        size, ext, size_lf, data, data_cr, data_lf, trailer_start, trailer_name, trailer_value,
-        trailer_lf, end_lf
+        size, size_lf, data, data_cr, data_lf, trailer_start, trailer_name, trailer_value, trailer_lf, end_lf,
+        // the extensions, in the order their grammar reads them
+        ext_semicolon,  // BWS after the size: a ';' must follow
+        ext_name_start, // after ';': BWS, then a token
+        ext_name,
+        ext_name_bws,   // BWS after a name: '=' or ';' must follow
+        ext_value_start,// after '=': BWS, then a token or a quoted-string
+        ext_token,
+        ext_quoted,
+        ext_quoted_pair,
+        ext_value_end,  // right after a closing quote: CR, ';' or BWS
+        ext_value_bws,  // BWS after a value: ';' must follow
+        ext_bad,        // what a step answers for a byte the grammar has no place for
     };
 
     // Longest size line accepted, every byte before its CRLF counted (digits, ';' and
@@ -67,11 +79,12 @@ private:
     parse_status step(char c, const parse_limits& limits) noexcept {
         switch (state_) {
         case state::size: return size_char(c);
-        case state::ext: return ext_char(c);
         case state::size_lf: return size_end(c, limits);
         case state::data_cr: return expect(c, '\r', state::data_lf);
         case state::data_lf: return expect(c, '\n', state::size);
-        default: return trailer_char(c, limits);
+        default:
+            if (state_ >= state::ext_semicolon) return ext_char(c);
+            return trailer_char(c, limits);
         }
     }
 
@@ -90,18 +103,69 @@ private:
             return ++line_ > max_size_line ? parse_status::bad_request : parse_status::incomplete;
         }
         if (line_ == 0) return parse_status::bad_request;  // no digits (or whitespace before them)
-        if (c == ';') {
-            state_ = state::ext;
-            return ++line_ > max_size_line ? parse_status::bad_request : parse_status::incomplete;
-        }
         if (c == '\r') { state_ = state::size_lf; return parse_status::incomplete; }
-        return parse_status::bad_request;  // whitespace, or anything else, after the digits
+        state_ = state::ext_semicolon;
+        return ext_char(c);
     }
 
+    // One byte of the extensions; every byte before the CR counts toward max_size_line.
     parse_status ext_char(char c) noexcept {
-        if (c == '\r') { state_ = state::size_lf; return parse_status::incomplete; }
-        if (!detail::is_field_char(c) || ++line_ > max_size_line) return parse_status::bad_request;
+        state next = state_ <= state::ext_name_bws ? ext_name_step(c) : ext_value_step(c);
+        if (next == state::ext_bad) return parse_status::bad_request;
+        if (next != state::size_lf && ++line_ > max_size_line) return parse_status::bad_request;
+        state_ = next;
         return parse_status::incomplete;
+    }
+
+    static bool is_bws(char c) noexcept { return c == ' ' || c == '\t'; }
+
+    // BWS ";" BWS chunk-ext-name [ BWS "=" ...: the state after c, or ext_bad.
+    state ext_name_step(char c) const noexcept {
+        switch (state_) {
+        case state::ext_semicolon:
+            return c == ';' ? state::ext_name_start : is_bws(c) ? state_ : state::ext_bad;
+        case state::ext_name_start:
+            return detail::is_tchar(c) ? state::ext_name : is_bws(c) ? state_ : state::ext_bad;
+        case state::ext_name:
+            if (detail::is_tchar(c)) return state_;
+            if (c == '\r') return state::size_lf;
+            if (c == ';') return state::ext_name_start;
+            if (c == '=') return state::ext_value_start;
+            return is_bws(c) ? state::ext_name_bws : state::ext_bad;
+        default:  // ext_name_bws
+            if (c == '=') return state::ext_value_start;
+            if (c == ';') return state::ext_name_start;
+            return is_bws(c) ? state_ : state::ext_bad;
+        }
+    }
+
+    // ... BWS chunk-ext-val ], a token or a quoted-string (RFC 9110 §5.6.4: qdtext and
+    // quoted-pair, so no CR, LF or other CTL inside).
+    state ext_value_step(char c) const noexcept {
+        auto u = static_cast<unsigned char>(c);
+        bool text = u == '\t' || (u >= 0x20 && u != 0x7f);  // HTAB, SP, VCHAR, obs-text
+        switch (state_) {
+        case state::ext_value_start:
+            if (c == '"') return state::ext_quoted;
+            return detail::is_tchar(c) ? state::ext_token : is_bws(c) ? state_ : state::ext_bad;
+        case state::ext_token:
+            if (detail::is_tchar(c)) return state_;
+            if (c == '\r') return state::size_lf;
+            if (c == ';') return state::ext_name_start;
+            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+        case state::ext_quoted:
+            if (c == '"') return state::ext_value_end;
+            if (c == '\\') return state::ext_quoted_pair;
+            return text ? state_ : state::ext_bad;
+        case state::ext_quoted_pair: return text ? state::ext_quoted : state::ext_bad;
+        case state::ext_value_end:
+            if (c == '\r') return state::size_lf;
+            if (c == ';') return state::ext_name_start;
+            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+        default:  // ext_value_bws
+            if (c == ';') return state::ext_name_start;
+            return is_bws(c) ? state_ : state::ext_bad;
+        }
     }
 
     parse_status size_end(char c, const parse_limits& limits) noexcept {
