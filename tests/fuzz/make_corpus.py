@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the parser fuzzer's seed corpus from the parser test tables.
+"""Writes the fuzzers' seed corpora from the unit-test tables.
 
 Every table row of tests/unit/parser_*.cpp and tests/unit/chunked.cpp,
     {"name", "input"sv, status, "checks", tight},
 becomes one file in tests/fuzz/corpus/parser/: a first byte that picks the limits as
 parser_fuzzer.cpp reads it (1: the tight test limits, 0: the defaults), then the input.
+The chunked rows' bodies (what follows the head) seed corpus/chunked/ the same way, and the
+request lines of tests/unit/router_serve.cpp seed corpus/router/ (a method byte as
+router_fuzzer.cpp reads it, then the path).
 Run it after changing a table, and commit the result:  python3 tests/fuzz/make_corpus.py
 """
 import pathlib
@@ -13,6 +16,9 @@ import re
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TABLES = sorted((ROOT / "tests/unit").glob("parser_*.cpp")) + [ROOT / "tests/unit/chunked.cpp"]
 OUT = ROOT / "tests/fuzz/corpus/parser"
+CHUNKED_OUT = ROOT / "tests/fuzz/corpus/chunked"
+ROUTER_OUT = ROOT / "tests/fuzz/corpus/router"
+ROUTER_METHODS = [b"GET", b"POST", b"PUT", b"DELETE", b"PATCH", b"HEAD", b"OPTIONS"]  # router_fuzzer.cpp's order
 
 SIMPLE = {"n": 10, "r": 13, "t": 9, "v": 11, "f": 12, "a": 7, "b": 8, "\\": 92, '"': 34, "'": 39, "?": 63}
 
@@ -55,18 +61,53 @@ def row_input(line):
     return data
 
 
-def main():
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.iterdir():
+def fresh(directory):
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in directory.iterdir():
         old.unlink()
-    count = 0
+
+
+def parser_and_chunked_seeds():
+    fresh(OUT)
+    fresh(CHUNKED_OUT)
+    count = chunked = 0
     for table in TABLES:
         rows = [l for l in table.read_text(encoding="utf-8").splitlines() if re.match(r'\s*\{"', l)]
         for n, line in enumerate(rows):
             limits = b"\x01" if line.rstrip().endswith("tight},") else b"\x00"
-            (OUT / f"{table.stem}-{n:03d}").write_bytes(limits + row_input(line))
+            data = row_input(line)
+            (OUT / f"{table.stem}-{n:03d}").write_bytes(limits + data)
             count += 1
-    print(f"wrote {count} seeds to {OUT.relative_to(ROOT)}")
+            head_end = data.find(b"\r\n\r\n")
+            if table.stem == "chunked" and head_end >= 0:
+                (CHUNKED_OUT / f"chunked-{n:03d}").write_bytes(limits + data[head_end + 4:])
+                chunked += 1
+    print(f"wrote {count} seeds to {OUT.relative_to(ROOT)}, {chunked} to {CHUNKED_OUT.relative_to(ROOT)}")
+
+
+def router_seeds():
+    fresh(ROUTER_OUT)
+    text = (ROOT / "tests/unit/router_serve.cpp").read_text(encoding="utf-8")
+    count = 0
+    for n, (method, path) in enumerate(re.findall(r'^\s*\{"[^"]*",\s*"([A-Z]+) (/[^" ]*)"', text, re.M)):
+        m = method.encode()
+        pick = ROUTER_METHODS.index(m) if m in ROUTER_METHODS else 0
+        (ROUTER_OUT / f"router_serve-{n:03d}").write_bytes(bytes([pick]) + path.encode())
+        count += 1
+    # Paths for the fuzzer's own route set: precedence, backtracking, wildcards, escapes.
+    extra = ["/users/new", "/users/7/posts/latest", "/users/7/posts/9", "/a/b/c", "/a/x/c", "/a/b/y", "/x/static",
+             "/x/a/b", "/files/", "/files", "/files/a/b", "/files/upload", "/deep/a/b/c/d/e/f/g/h", "/users/%41",
+             "/users/%zz", "/users/a%2Fb", "/files/%2e%2e/secret", "/files/../secret", "/users//", "//static"]
+    for n, path in enumerate(extra):
+        for pick in (0, 1, 3):  # GET, POST, DELETE
+            (ROUTER_OUT / f"extra-{n:03d}-{pick}").write_bytes(bytes([pick]) + path.encode())
+            count += 1
+    print(f"wrote {count} seeds to {ROUTER_OUT.relative_to(ROOT)}")
+
+
+def main():
+    parser_and_chunked_seeds()
+    router_seeds()
 
 
 if __name__ == "__main__":
