@@ -5,7 +5,8 @@ Every table row of tests/unit/parser_*.cpp and tests/unit/chunked.cpp,
     {"name", "input"sv, status, "checks", tight},
 becomes one file in tests/fuzz/corpus/parser/: a first byte that picks the limits as
 parser_fuzzer.cpp reads it (1: the tight test limits, 0: the defaults), then the input.
-The chunked rows' bodies (what follows the head) seed corpus/chunked/ the same way, and the
+The chunked rows' bodies (what follows the head) seed corpus/chunked/ the same way, the
+rows with default limits seed corpus/connection/ (the input alone: a whole connection), and the
 request lines of tests/unit/router_serve.cpp seed corpus/router/ (a method byte as
 router_fuzzer.cpp reads it, then the path).
 Run it after changing a table, and commit the result:  python3 tests/fuzz/make_corpus.py
@@ -17,6 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TABLES = sorted((ROOT / "tests/unit").glob("parser_*.cpp")) + [ROOT / "tests/unit/chunked.cpp"]
 OUT = ROOT / "tests/fuzz/corpus/parser"
 CHUNKED_OUT = ROOT / "tests/fuzz/corpus/chunked"
+CONNECTION_OUT = ROOT / "tests/fuzz/corpus/connection"
 ROUTER_OUT = ROOT / "tests/fuzz/corpus/router"
 ROUTER_METHODS = [b"GET", b"POST", b"PUT", b"DELETE", b"PATCH", b"HEAD", b"OPTIONS"]  # router_fuzzer.cpp's order
 
@@ -70,7 +72,8 @@ def fresh(directory):
 def parser_and_chunked_seeds():
     fresh(OUT)
     fresh(CHUNKED_OUT)
-    count = chunked = 0
+    fresh(CONNECTION_OUT)
+    count = chunked = connection = 0
     for table in TABLES:
         rows = [l for l in table.read_text(encoding="utf-8").splitlines() if re.match(r'\s*\{"', l)]
         for n, line in enumerate(rows):
@@ -78,11 +81,15 @@ def parser_and_chunked_seeds():
             data = row_input(line)
             (OUT / f"{table.stem}-{n:03d}").write_bytes(limits + data)
             count += 1
+            if limits == b"\x00":  # the connection fuzzer runs the server's default limits
+                (CONNECTION_OUT / f"{table.stem}-{n:03d}").write_bytes(data)
+                connection += 1
             head_end = data.find(b"\r\n\r\n")
             if table.stem == "chunked" and head_end >= 0:
                 (CHUNKED_OUT / f"chunked-{n:03d}").write_bytes(limits + data[head_end + 4:])
                 chunked += 1
-    print(f"wrote {count} seeds to {OUT.relative_to(ROOT)}, {chunked} to {CHUNKED_OUT.relative_to(ROOT)}")
+    print(f"wrote {count} seeds to {OUT.relative_to(ROOT)}, {chunked} to {CHUNKED_OUT.relative_to(ROOT)}, "
+          f"{connection} to {CONNECTION_OUT.relative_to(ROOT)}")
 
 
 def router_seeds():
