@@ -34,6 +34,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/json_escape.hpp"
+#include "skiff/http/cookie.hpp"
 #include "skiff/router/allow_list.hpp"
 #include "skiff/router/route_error.hpp"
 #include "skiff/router/trie.hpp"
