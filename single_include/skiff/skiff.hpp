@@ -1125,7 +1125,8 @@ inline socket_file_state probe_socket_file(const std::string& path, const endpoi
     if (::lstat(path.c_str(), &st) != 0) return socket_file_state::stale;  // gone meanwhile
     if (!S_ISSOCK(st.st_mode)) return socket_file_state::not_a_socket;
     unique_fd probe(::socket(AF_UNIX, SOCK_STREAM, 0));
-    if (!probe) return socket_file_state::live;  // cannot tell: leave it alone
+    // Non-blocking: a live server with a full backlog answers EAGAIN instead of stalling us.
+    if (!probe || !set_nonblocking(probe.get())) return socket_file_state::live;  // cannot tell
     int rc = ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&ep.addr), ep.len);
     return rc != 0 && errno == ECONNREFUSED ? socket_file_state::stale : socket_file_state::live;
 }
@@ -6726,7 +6727,8 @@ public:
     // systemd socket activation (sd_listen_fds(3)): adopts every descriptor systemd passed
     // (LISTEN_FDS from 3, when LISTEN_PID is this process) and unsets those variables, as
     // sd_listen_fds(1) does; no_systemd_sockets when there are none. Call it before starting
-    // threads (unsetenv is not thread-safe).
+    // threads (unsetenv is not thread-safe). On an error, the descriptors after the one that
+    // failed are left as they are.
     std::error_code listen_systemd() {
         std::vector<int> fds;
         if (auto ec = detail::systemd_fds(fds)) return ec;

@@ -87,7 +87,8 @@ inline socket_file_state probe_socket_file(const std::string& path, const endpoi
     if (::lstat(path.c_str(), &st) != 0) return socket_file_state::stale;  // gone meanwhile
     if (!S_ISSOCK(st.st_mode)) return socket_file_state::not_a_socket;
     unique_fd probe(::socket(AF_UNIX, SOCK_STREAM, 0));
-    if (!probe) return socket_file_state::live;  // cannot tell: leave it alone
+    // Non-blocking: a live server with a full backlog answers EAGAIN instead of stalling us.
+    if (!probe || !set_nonblocking(probe.get())) return socket_file_state::live;  // cannot tell
     int rc = ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&ep.addr), ep.len);
     return rc != 0 && errno == ECONNREFUSED ? socket_file_state::stale : socket_file_state::live;
 }

@@ -114,7 +114,8 @@ public:
     // systemd socket activation (sd_listen_fds(3)): adopts every descriptor systemd passed
     // (LISTEN_FDS from 3, when LISTEN_PID is this process) and unsets those variables, as
     // sd_listen_fds(1) does; no_systemd_sockets when there are none. Call it before starting
-    // threads (unsetenv is not thread-safe).
+    // threads (unsetenv is not thread-safe). On an error, the descriptors after the one that
+    // failed are left as they are.
     std::error_code listen_systemd() {
         std::vector<int> fds;
         if (auto ec = detail::systemd_fds(fds)) return ec;
