@@ -124,7 +124,7 @@ TEST_CASE("listen() errors are codes with a message, never a crash") {
     ::close(fd);
 }
 
-TEST_CASE_TEMPLATE("listen_unix(): a real AF_UNIX client is served; the mode is set; the file goes with the server",
+TEST_CASE_TEMPLATE("listen_unix(): a real AF_UNIX client is served, the mode is set, the file goes with the server",
                    Policy, SKIFF_TEST_POLICIES) {
     temp_socket_path sock("mode");
     {

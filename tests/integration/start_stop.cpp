@@ -36,7 +36,7 @@ bool connect_refused(std::uint16_t port) {
 
 } // namespace
 
-TEST_CASE_TEMPLATE("start() serves in the background; stop() stops and joins", Policy, SKIFF_TEST_POLICIES) {
+TEST_CASE_TEMPLATE("start() serves in the background, and stop() stops and joins", Policy, SKIFF_TEST_POLICIES) {
     std::atomic<int> served{0};
     skiff::basic_server<Policy> app(two_workers());
     count_routes(app, served);
@@ -83,7 +83,7 @@ TEST_CASE("start() before any listener is an error") {
     CHECK(ec.message().find("listen") != std::string::npos);
 }
 
-TEST_CASE_TEMPLATE("stop() from a handler of a started server returns; the destructor joins", Policy,
+TEST_CASE_TEMPLATE("stop() from a handler of a started server returns, and the destructor joins", Policy,
                    SKIFF_TEST_POLICIES) {
     auto app = std::make_unique<skiff::basic_server<Policy>>(two_workers());
     skiff::basic_server<Policy>* self = app.get();

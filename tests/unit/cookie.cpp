@@ -85,7 +85,7 @@ TEST_CASE("for_each_cookie: the pairs a Cookie field holds") {
     }
 }
 
-TEST_CASE("cookie(req, name): the first match over every Cookie field; nullopt when absent") {
+TEST_CASE("cookie(req, name): the first match over every Cookie field, nullopt when absent") {
     fake_request f(fields{{"Host", "x"}, {"Cookie", "a=1; session=s1"}, {"cookie", "session=s2; b=\"q\""}});
     CHECK(skiff::cookie(f.req, "session") == "s1");
     CHECK(skiff::cookie(f.req, "b") == "q");
