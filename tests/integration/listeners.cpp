@@ -240,27 +240,26 @@ TEST_CASE("adopt(fd): what is not a listening stream socket is refused and left 
     CHECK(app.run() == 1);
 }
 
-// Puts a listening socket at descriptor 3 as systemd would, and restores whatever was there.
-// Once a server has adopted it, the server closes it.
+// Puts a listening socket at descriptor 3 as systemd would. Only where 3 is free, as systemd
+// leaves it: something of this process using it (the kqueue test shim's wake-up descriptor,
+// say) would break if it were replaced. Once a server has adopted it, the server closes it.
 struct systemd_socket {
-    int saved = -1;
     std::uint16_t port = 0;
+    bool placed = false;
     systemd_socket() {
-        if (is_open(3)) saved = ::fcntl(3, F_DUPFD_CLOEXEC, 10);
+        if (is_open(3)) return;
         int fd = tcp_socket(true, &port);
-        if (fd == 3) return;  // it is descriptor 3 already
-        REQUIRE(::dup2(fd, 3) == 3);
-        ::close(fd);
-    }
-    ~systemd_socket() {
-        if (saved < 0) return;
-        ::dup2(saved, 3);
-        ::close(saved);
+        placed = fd == 3 || ::dup2(fd, 3) == 3;
+        if (fd != 3) ::close(fd);
     }
 };
 
 TEST_CASE("listen_systemd(): adopts LISTEN_FDS from 3 and unsets the variables") {
     systemd_socket sd;
+    if (!sd.placed) {
+        MESSAGE("descriptor 3 is in use in this process: the systemd test needs it free, as systemd leaves it");
+        return;
+    }
     ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
     ::setenv("LISTEN_FDS", "1", 1);
     ::setenv("LISTEN_FDNAMES", "http", 1);
