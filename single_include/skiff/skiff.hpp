@@ -1086,7 +1086,9 @@ inline std::error_code resolve_endpoint(const std::string& host, std::uint16_t p
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_ADDRCONFIG;
+    // No AI_ADDRCONFIG: it ignores loopback when deciding which families are configured, so on
+    // a machine with only lo it would find no address at all for "localhost".
+    hints.ai_flags = AI_PASSIVE;
     addrinfo* found = nullptr;
     if (int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0)
         return rc == EAI_SYSTEM ? last_errno() : std::error_code(rc, resolve_category());
