@@ -817,7 +817,7 @@ inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
 #include <arpa/inet.h>    // inet_pton
 #include <cerrno>         // errno
 #include <cstddef>        // std::size_t
-#include <cstdint>        // std::uint16_t
+#include <cstdint>        // std::uint16_t, std::uint8_t
 #include <fcntl.h>        // fcntl, O_NONBLOCK
 #include <netinet/in.h>   // sockaddr_in, sockaddr_in6
 #include <netinet/tcp.h>  // TCP_NODELAY
@@ -866,6 +866,12 @@ inline bool make_endpoint(const std::string& host, std::uint16_t port, endpoint&
     return false;
 }
 
+// Sets the port of an IPv4 or IPv6 endpoint (a Unix one has none).
+inline void set_endpoint_port(endpoint& ep, std::uint16_t port) noexcept {
+    if (ep.addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ep.addr)->sin_port = htons(port);
+    else if (ep.addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ep.addr)->sin6_port = htons(port);
+}
+
 #if defined(SO_REUSEPORT)
 constexpr bool has_reuse_port = true;
 inline bool enable_reuse_port(int fd) noexcept {
@@ -895,13 +901,14 @@ inline std::error_code open_listener(const endpoint& ep, bool reuse_port, int ba
     return {};
 }
 
-// The port a socket is bound to (to learn what port 0 chose).
+// The port a socket is bound to (to learn what port 0 chose); 0 for a Unix socket.
 inline std::uint16_t local_port(int fd) noexcept {
     sockaddr_storage a{};
     socklen_t len = sizeof a;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
     if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
-    return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+    return 0;
 }
 
 // Accepts one connection, non-blocking and close-on-exec. Returns the descriptor, or -1 with
@@ -936,9 +943,13 @@ inline void suppress_sigpipe(int fd) noexcept {
 inline void suppress_sigpipe(int) noexcept {}  // send_flags carries MSG_NOSIGNAL instead
 #endif // SO_NOSIGPIPE
 
-// Per-connection set-up done once at accept.
-inline void prepare_connection(int fd) noexcept {
-    set_nodelay(fd);
+// What a listener's connections are (listener.hpp tells them apart).
+enum class transport : std::uint8_t { tcp, local };
+
+// Per-connection set-up done once at accept. TCP_NODELAY only where there is TCP: a Unix
+// socket has no Nagle delay to turn off.
+inline void prepare_connection(int fd, transport kind = transport::tcp) noexcept {
+    if (kind == transport::tcp) set_nodelay(fd);
     suppress_sigpipe(fd);
 }
 
@@ -960,6 +971,270 @@ inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
 
 #endif // SKIFF_PLATFORM_SOCKET_HPP
 // end skiff/platform/socket.hpp
+// begin skiff/platform/listen_error.hpp
+// The errors listen(), listen_unix(), adopt(), listen_systemd() and start() report beyond
+// errno: each a std::error_code whose message() names the cause. System call failures stay in
+// std::system_category (errno); host name look-ups have their own category, since
+// getaddrinfo's EAI_* codes are not errno values and mean nothing read as one.
+//
+// Not here: opening sockets (platform/listener.hpp). Nothing here throws or allocates, except
+// message(), which builds the text.
+#ifndef SKIFF_PLATFORM_LISTEN_ERROR_HPP
+#define SKIFF_PLATFORM_LISTEN_ERROR_HPP
+
+#include <netdb.h>       // gai_strerror, EAI_* codes
+#include <string>        // std::string messages
+#include <system_error>  // std::error_code, std::error_category
+#include <type_traits>   // std::true_type for is_error_code_enum
+
+namespace skiff {
+
+enum class listen_errc {
+    no_systemd_sockets = 1,  // LISTEN_FDS / LISTEN_PID unset, malformed, or for another process
+    not_a_listener,          // adopt(): the descriptor is not a socket in the listening state
+    not_a_stream,            // adopt(): a datagram or other socket; HTTP needs a stream
+    path_not_a_socket,       // listen_unix(): something other than a socket is at the path
+    socket_in_use,           // listen_unix(): a server answers on that socket already
+    too_many_listeners,      // more than max_listeners on one server
+    no_listener,             // run() or start() before any listener was added
+    already_started,         // start() twice, or listen() while serving
+};
+
+} // namespace skiff
+
+namespace std {
+template <>
+struct is_error_code_enum<skiff::listen_errc> : true_type {};
+} // namespace std
+
+namespace skiff {
+
+inline const std::error_category& listen_category() noexcept {
+    struct category : std::error_category {
+        const char* name() const noexcept override { return "skiff.listen"; }
+        std::string message(int e) const override {
+            switch (static_cast<listen_errc>(e)) {
+            case listen_errc::no_systemd_sockets:
+                return "no sockets passed by systemd (LISTEN_FDS/LISTEN_PID unset or for another process)";
+            case listen_errc::not_a_listener: return "descriptor is not a listening socket";
+            case listen_errc::not_a_stream: return "descriptor is not a stream socket";
+            case listen_errc::path_not_a_socket: return "path exists and is not a socket (left as it is)";
+            case listen_errc::socket_in_use: return "another server is listening on this Unix socket";
+            case listen_errc::too_many_listeners: return "too many listeners on one server";
+            case listen_errc::no_listener: return "no listener: call listen() first";
+            case listen_errc::already_started: return "the server is already running";
+            }
+            return "unknown listen error";
+        }
+    };
+    static const category c;
+    return c;
+}
+
+inline std::error_code make_error_code(listen_errc e) noexcept { return {static_cast<int>(e), listen_category()}; }
+
+// getaddrinfo's failures (EAI_NONAME: "Name or service not known", ...), by their EAI_* value.
+inline const std::error_category& resolve_category() noexcept {
+    struct category : std::error_category {
+        const char* name() const noexcept override { return "skiff.resolve"; }
+        std::string message(int e) const override { return ::gai_strerror(e); }
+    };
+    static const category c;
+    return c;
+}
+
+} // namespace skiff
+
+#endif // SKIFF_PLATFORM_LISTEN_ERROR_HPP
+// end skiff/platform/listen_error.hpp
+// begin skiff/platform/listener.hpp
+// Where a server listens, beyond a numeric address (socket.hpp): host names resolved with
+// getaddrinfo, Unix domain sockets (a path with its file mode, or an abstract name on Linux),
+// descriptors opened by someone else (adopt), and systemd socket activation (sd_listen_fds(3)
+// protocol: LISTEN_PID, LISTEN_FDS, descriptors from 3).
+//
+// Every call returns a std::error_code (errno, or listen_error.hpp) and throws nothing. A
+// listener handed back is listening, non-blocking and close-on-exec, and its transport is
+// known: TCP connections get TCP_NODELAY, Unix ones nothing of TCP (and no address is ever
+// read as a sockaddr_in that is not one). Start-up code: it may allocate and block on DNS.
+#ifndef SKIFF_PLATFORM_LISTENER_HPP
+#define SKIFF_PLATFORM_LISTENER_HPP
+
+
+#include <cerrno>        // errno values from bind and connect
+#include <cstddef>       // offsetof, std::size_t
+#include <cstdint>       // std::uint16_t, std::uint8_t
+#include <cstdlib>       // getenv, unsetenv, strtol
+#include <cstring>       // std::memcpy
+#include <fcntl.h>       // fcntl
+#include <netdb.h>       // getaddrinfo
+#include <string>        // std::string host and path
+#include <string_view>   // std::string_view
+#include <sys/socket.h>  // getsockopt, getsockname
+#include <sys/stat.h>    // chmod, lstat, S_ISSOCK
+#include <sys/types.h>   // mode_t, pid_t
+#include <sys/un.h>      // sockaddr_un
+#include <system_error>  // std::error_code
+#include <unistd.h>      // getpid, unlink
+#include <vector>        // std::vector of inherited descriptors
+
+namespace skiff::detail {
+
+// Abstract Unix socket names (no file, no permissions) exist on Linux only.
+#if defined(__linux__)
+inline constexpr bool has_abstract_unix_sockets = true;
+#else
+inline constexpr bool has_abstract_unix_sockets = false;
+#endif // __linux__
+
+// host: an IPv4 or IPv6 literal, or a name getaddrinfo resolves ("localhost"). A name with
+// both kinds of address binds its first IPv4 one, as 127.0.0.1 is what "localhost" means to
+// most clients (Go's net.Listen decides the same); else the first address given.
+inline std::error_code resolve_endpoint(const std::string& host, std::uint16_t port, endpoint& out) {
+    if (make_endpoint(host, port, out)) return {};
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    // No AI_ADDRCONFIG: it ignores loopback when deciding which families are configured, so on
+    // a machine with only lo it would find no address at all for "localhost".
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0)
+        return rc == EAI_SYSTEM ? last_errno() : std::error_code(rc, resolve_category());
+    const addrinfo* pick = found;
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next)
+        if (a->ai_family == AF_INET) {
+            pick = a;
+            break;
+        }
+    std::memcpy(&out.addr, pick->ai_addr, pick->ai_addrlen);
+    out.len = static_cast<socklen_t>(pick->ai_addrlen);
+    ::freeaddrinfo(found);
+    set_endpoint_port(out, port);
+    return {};
+}
+
+// A Unix socket address: a path, or with a leading '@' an abstract name (Linux).
+inline std::error_code unix_endpoint(std::string_view path, endpoint& out) noexcept {
+    bool abstract = !path.empty() && path.front() == '@';
+    if (abstract && !has_abstract_unix_sockets) return std::make_error_code(std::errc::operation_not_supported);
+    auto* un = reinterpret_cast<sockaddr_un*>(&out.addr);
+    if (path.empty() || path.size() >= sizeof un->sun_path) return std::make_error_code(std::errc::filename_too_long);
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, path.data(), path.size());
+    if (abstract) un->sun_path[0] = '\0';  // the name is the bytes after the NUL, not NUL-ended
+    out.len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (abstract ? 0 : 1));
+    return {};
+}
+
+// A socket file left by a server that is gone refuses connections; one whose server is alive
+// accepts them. Only the first kind may be removed.
+enum class socket_file_state : std::uint8_t { stale, live, not_a_socket };
+
+inline socket_file_state probe_socket_file(const std::string& path, const endpoint& ep) noexcept {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return socket_file_state::stale;  // gone meanwhile
+    if (!S_ISSOCK(st.st_mode)) return socket_file_state::not_a_socket;
+    unique_fd probe(::socket(AF_UNIX, SOCK_STREAM, 0));
+    // Non-blocking: a live server with a full backlog answers EAGAIN instead of stalling us.
+    if (!probe || !set_nonblocking(probe.get())) return socket_file_state::live;  // cannot tell
+    int rc = ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&ep.addr), ep.len);
+    return rc != 0 && errno == ECONNREFUSED ? socket_file_state::stale : socket_file_state::live;
+}
+
+// Binds a Unix socket, replacing a stale socket file; sets the file's mode before listen(),
+// so no client connects while it is wider than asked. Abstract names have no file and no mode.
+inline std::error_code open_unix_listener(const std::string& path, mode_t mode, int backlog, unique_fd& out) {
+    endpoint ep;
+    if (auto ec = unix_endpoint(path, ep)) return ec;
+    bool abstract = path.front() == '@';
+    unique_fd fd(::socket(AF_UNIX, SOCK_STREAM, 0));
+    if (!fd) return last_errno();
+    set_cloexec(fd.get());
+    const auto* addr = reinterpret_cast<const sockaddr*>(&ep.addr);
+    if (::bind(fd.get(), addr, ep.len) != 0) {
+        if (errno != EADDRINUSE || abstract) return last_errno();
+        socket_file_state s = probe_socket_file(path, ep);
+        if (s == socket_file_state::not_a_socket) return listen_errc::path_not_a_socket;
+        if (s == socket_file_state::live) return listen_errc::socket_in_use;
+        ::unlink(path.c_str());
+        if (::bind(fd.get(), addr, ep.len) != 0) return last_errno();
+    }
+    if (!abstract && ::chmod(path.c_str(), mode) != 0) return last_errno();
+    if (::listen(fd.get(), backlog) != 0) return last_errno();
+    if (!set_nonblocking(fd.get())) return last_errno();
+    out = std::move(fd);
+    return {};
+}
+
+// Checks that fd is a listening stream socket and makes it non-blocking and close-on-exec;
+// its transport from its address family.
+inline std::error_code check_listener(int fd, transport& kind) noexcept {
+    int value = 0;
+    socklen_t len = sizeof value;
+    if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &len) != 0) return last_errno();
+    if (value != SOCK_STREAM) return listen_errc::not_a_stream;
+    len = sizeof value;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &len) != 0) return last_errno();
+    if (value == 0) return listen_errc::not_a_listener;
+    sockaddr_storage a{};
+    len = sizeof a;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return last_errno();
+    kind = a.ss_family == AF_UNIX ? transport::local : transport::tcp;
+    if (!set_nonblocking(fd)) return last_errno();
+    set_cloexec(fd);
+    return {};
+}
+
+// sd_listen_fds(3): the descriptors systemd passed this process (3, 4, ...), or
+// no_systemd_sockets. As sd_listen_fds(1) does, LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES are
+// removed from the environment, so that child processes do not take the sockets for theirs
+// (unsetenv is not thread-safe: call this before starting threads).
+inline std::error_code systemd_fds(std::vector<int>& out) {
+    constexpr int first_fd = 3;  // SD_LISTEN_FDS_START
+    const char* pid = std::getenv("LISTEN_PID");
+    const char* fds = std::getenv("LISTEN_FDS");
+    long n = fds != nullptr ? std::strtol(fds, nullptr, 10) : 0;
+    bool ours = pid != nullptr && std::strtol(pid, nullptr, 10) == static_cast<long>(::getpid());
+    ::unsetenv("LISTEN_PID");
+    ::unsetenv("LISTEN_FDS");
+    ::unsetenv("LISTEN_FDNAMES");
+    if (!ours || n <= 0) return listen_errc::no_systemd_sockets;
+    for (long i = 0; i < n; ++i) out.push_back(first_fd + static_cast<int>(i));
+    return {};
+}
+
+// Removes a Unix socket file when its server is done, if it is still the file this server
+// bound (another server may have replaced it since, as a stale file is replaced above).
+class socket_file {
+public:
+    explicit socket_file(std::string path) : path_(std::move(path)) {
+        struct stat st {};
+        if (::lstat(path_.c_str(), &st) == 0) {
+            dev_ = st.st_dev;
+            ino_ = st.st_ino;
+        }
+    }
+    socket_file(socket_file&& o) noexcept : path_(std::move(o.path_)), dev_(o.dev_), ino_(o.ino_) { o.path_.clear(); }
+    socket_file& operator=(socket_file&&) = delete;
+    socket_file(const socket_file&) = delete;
+    socket_file& operator=(const socket_file&) = delete;
+    ~socket_file() {
+        struct stat st {};
+        if (!path_.empty() && ::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_)
+            ::unlink(path_.c_str());
+    }
+
+private:
+    std::string path_;
+    dev_t dev_ = 0;
+    ino_t ino_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_PLATFORM_LISTENER_HPP
+// end skiff/platform/listener.hpp
 // begin skiff/platform/thread.hpp
 // Thread placement for the multi-threaded policies: CPU count and pinning. Only sharded and
 // shared servers call these.
@@ -2569,21 +2844,64 @@ void for_each_pair(std::string_view s, Fn fn) {
 // Not here: how they are matched (router/trie.hpp) or decoded (request.hpp). It lives in
 // http/ because the request exposes it, and http/ knows nothing of the router. Invariants:
 // count <= max_route_params; items[0, count) are the match, the rest is stale.
+// Kinds: a `:name` parameter is one path segment; a `*name` wildcard is the rest of the path,
+// slashes included (kind defaults to segment, so the trie names only wildcards).
+//
+// What a handler may be given (param_value_allowed, applied by the request after decoding,
+// whose refusal the router answers 400): no NUL byte, since C APIs would cut the value short
+// there; in a `:name`, no '/' (a decoded %2F would turn one segment into two); in either kind,
+// no ".." segment (%2e%2e, or sent raw by a crafted request: browsers remove dot segments
+// before sending), so that a value joined to a directory cannot climb out of it.
 #ifndef SKIFF_HTTP_ROUTE_PARAMS_HPP
 #define SKIFF_HTTP_ROUTE_PARAMS_HPP
 
 #include <array>        // std::array of parameters
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t
 #include <string_view>  // std::string_view
 
 namespace skiff {
 
 inline constexpr std::size_t max_route_params = 16;
 
+enum class param_kind : std::uint8_t {
+    segment,  // `:name`: one non-empty segment
+    rest,     // `*name`: the rest of the path, possibly empty, slashes included
+};
+
 struct route_param {
     std::string_view name;
     std::string_view value;  // raw in the trie; percent-decoded once the request has it
+    param_kind kind = param_kind::segment;
 };
+
+namespace detail {
+
+// True when some '/'-separated segment of v is exactly "..".
+inline bool has_dot_dot_segment(std::string_view v) noexcept {
+    for (std::size_t at = v.find(".."); at != std::string_view::npos; at = v.find("..", at + 1)) {
+        bool starts = at == 0 || v[at - 1] == '/';
+        bool ends = at + 2 == v.size() || v[at + 2] == '/';
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+// Whether a decoded value may reach the handler (the rules in the file comment).
+inline bool param_value_allowed(std::string_view v, param_kind kind) noexcept {
+    if (v.find('\0') != std::string_view::npos) return false;
+    if (kind == param_kind::segment && v.find('/') != std::string_view::npos) return false;
+    return !has_dot_dot_segment(v);
+}
+
+// The same for a value that had no '%', and so decodes to itself: it cannot hold a NUL (the
+// parser refuses one in the target) nor, as a `:name`, a '/'; only ".." needs a look.
+inline bool raw_param_allowed(std::string_view v, param_kind kind) noexcept {
+    if (kind == param_kind::segment) return !(v.size() == 2 && v[0] == '.' && v[1] == '.');
+    return !has_dot_dot_segment(v);
+}
+
+} // namespace detail
 
 struct route_params {
     std::array<route_param, max_route_params> items;
@@ -2752,19 +3070,25 @@ struct request_access {
         r.params_.count = 0;
     }
 
-    // Percent-decodes the matched parameters in place of their raw views. False: an invalid
-    // escape (answer 400). Allocates only for a request that init() did not size.
+    // Percent-decodes the matched parameters in place of their raw views. False (answer 400):
+    // an invalid escape, or a value route_params.hpp says a handler must not see. The full
+    // check runs only on values that had a '%'. Allocates only for a request that init() did
+    // not size.
     static bool decode_params(request& r) {
         for (std::size_t i = 0; i < r.params_.count; ++i) {
-            std::string_view raw = r.params_.items[i].value;
-            if (raw.find('%') == std::string_view::npos) continue;
+            route_param& p = r.params_.items[i];
+            if (p.value.find('%') == std::string_view::npos) {
+                if (!raw_param_allowed(p.value, p.kind)) return false;
+                continue;
+            }
             r.reserve_arena();
             std::size_t at = r.arena_.size();
-            r.arena_.resize(at + raw.size());  // within the reserved capacity
-            std::optional<std::size_t> n = percent_decode(raw, &r.arena_[at]);
+            r.arena_.resize(at + p.value.size());  // within the reserved capacity
+            std::optional<std::size_t> n = percent_decode(p.value, &r.arena_[at]);
             if (!n) return false;
             r.arena_.resize(at + *n);
-            r.params_.items[i].value = {r.arena_.data() + at, *n};
+            p.value = {r.arena_.data() + at, *n};
+            if (!param_value_allowed(p.value, p.kind)) return false;
         }
         return true;
     }
@@ -3181,6 +3505,378 @@ struct response_access {
 
 #endif // SKIFF_HTTP_RESPONSE_HPP
 // end skiff/http/response.hpp
+// begin skiff/http/json_escape.hpp
+// JSON string escaping (RFC 8259 §7), for handlers that build a small JSON answer by hand:
+//
+//   res.json("{\"name\":\"" + skiff::json_escape(name) + "\"}");
+//
+// What it escapes: '"' and '\\'; the control characters U+0000..U+001F (\b \f \n \r \t by
+// their short names, the others as \u00XX). Valid UTF-8 passes through unchanged, '/' and
+// DEL included. Each byte that does not belong to a well-formed UTF-8 sequence (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF) becomes \ufffd, so the output is
+// always valid JSON text whatever the input.
+//
+// What it does not do: add the surrounding quotes (json_quote does), or parse JSON. For
+// anything larger than a few fields, use a JSON library (examples/json_api.cpp shows one).
+#ifndef SKIFF_HTTP_JSON_ESCAPE_HPP
+#define SKIFF_HTTP_JSON_ESCAPE_HPP
+
+#include <cstddef>      // std::size_t
+#include <string>       // std::string output
+#include <string_view>  // std::string_view input
+
+namespace skiff {
+namespace detail {
+
+// The length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629 §4, the table of
+// well-formed byte sequences), or 0 when the byte there does not start one.
+inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
+    auto at = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+    auto in = [](unsigned c, unsigned lo, unsigned hi) { return c >= lo && c <= hi; };
+    unsigned b0 = at(i), b1 = at(i + 1);
+    if (b0 < 0x80) return 1;
+    if (in(b0, 0xC2, 0xDF)) return in(b1, 0x80, 0xBF) ? 2 : 0;
+    // Second-byte ranges exclude overlong forms (E0, F0), surrogates (ED) and > U+10FFFF (F4).
+    unsigned lo = b0 == 0xE0 ? 0xA0 : b0 == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = b0 == 0xED ? 0x9F : b0 == 0xF4 ? 0x8F : 0xBF;
+    if (in(b0, 0xE0, 0xEF)) return in(b1, lo, hi) && in(at(i + 2), 0x80, 0xBF) ? 3 : 0;
+    if (in(b0, 0xF0, 0xF4))
+        return in(b1, lo, hi) && in(at(i + 2), 0x80, 0xBF) && in(at(i + 3), 0x80, 0xBF) ? 4 : 0;
+    return 0;
+}
+
+// The escape for one ASCII byte, or an empty view when it goes out as it is.
+inline std::string_view json_short_escape(char c) noexcept {
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: return {};
+    }
+}
+
+} // namespace detail
+
+// Appends s, escaped as the inside of a JSON string, to out. Allocates only as out grows.
+inline void append_json_escaped(std::string& out, std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    out.reserve(out.size() + s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t n = detail::utf8_sequence_length(s, i);
+        if (n == 0) {  // RFC 8259 §8.1: the text must be UTF-8; a stray byte is replaced
+            out += "\\ufffd";
+            ++i;
+            continue;
+        }
+        auto c = static_cast<unsigned char>(s[i]);
+        if (std::string_view e = detail::json_short_escape(s[i]); !e.empty()) out += e;
+        else if (c < 0x20) out.append("\\u00").append(1, hex[c >> 4]).append(1, hex[c & 0xF]);
+        else out.append(s, i, n);
+        i += n;
+    }
+}
+
+// s escaped as the inside of a JSON string (no quotes).
+inline std::string json_escape(std::string_view s) {
+    std::string out;
+    append_json_escaped(out, s);
+    return out;
+}
+
+// s as a complete JSON string: escaped, between double quotes.
+inline std::string json_quote(std::string_view s) {
+    std::string out = "\"";
+    append_json_escaped(out, s);
+    out += '"';
+    return out;
+}
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_JSON_ESCAPE_HPP
+// end skiff/http/json_escape.hpp
+// begin skiff/http/cookie.hpp
+// Cookies (RFC 6265): reading the Cookie request field, and building Set-Cookie values.
+//
+//   if (auto id = skiff::cookie(req, "session")) ...;                 // std::optional<string_view>
+//   skiff::set_cookie c("session", token);
+//   c.path("/").max_age(std::chrono::hours(1)).http_only().secure().same_site(skiff::same_site::lax);
+//   if (auto ec = skiff::add_cookie(res, c)) ...;                    // refused: ec.message() says why
+//
+// Reading is tolerant, as browsers are not uniform: pairs split on ';', spaces and tabs around
+// names and values dropped, one pair of double quotes around a value removed, empty items and
+// items without '=' skipped, several Cookie fields read in order. Values are returned as sent
+// (views into the request; no percent-decoding: RFC 6265 defines none).
+//
+// Building is strict (RFC 6265 §4.1.1), so a handler cannot emit what browsers drop or split:
+// the name must be a token, the value cookie-octets (optionally quoted: no space, '"', ',',
+// ';', '\\' or control), Domain letters, digits, '-' and '.', Path starting with '/' and
+// without ';' or control characters. Also refused, since browsers refuse them: SameSite=None or
+// Partitioned without Secure, and the __Secure- / __Host- name prefixes without their rules.
+// Not here: cookie jars, signing or encryption, percent-encoding values.
+#ifndef SKIFF_HTTP_COOKIE_HPP
+#define SKIFF_HTTP_COOKIE_HPP
+
+
+#include <chrono>        // std::chrono::seconds, system_clock for Max-Age and Expires
+#include <cstdint>       // std::uint8_t
+#include <optional>      // std::optional for a cookie that may be absent
+#include <string>        // std::string for the built field value
+#include <string_view>   // std::string_view
+#include <system_error>  // std::error_code, std::error_category
+#include <type_traits>   // std::true_type for is_error_code_enum
+
+namespace skiff {
+
+// ---- reading ----------------------------------------------------------------------------
+
+namespace detail {
+
+inline std::string_view trim_cookie_space(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+} // namespace detail
+
+// Calls fn(name, value) for each pair of one Cookie field value, in order (rules above).
+template <class Fn>
+void for_each_cookie(std::string_view field, Fn fn) {
+    while (!field.empty()) {
+        std::size_t semi = field.find(';');
+        std::string_view item = field.substr(0, semi);
+        std::size_t eq = item.find('=');
+        std::string_view name = detail::trim_cookie_space(item.substr(0, eq));
+        if (eq != std::string_view::npos && !name.empty()) {
+            std::string_view value = detail::trim_cookie_space(item.substr(eq + 1));
+            if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+            fn(name, value);
+        }
+        if (semi == std::string_view::npos) break;
+        field.remove_prefix(semi + 1);
+    }
+}
+
+// The value of the first cookie called `name` (case-sensitive, as RFC 6265 compares names)
+// in any Cookie field of req, or nullopt when there is none. Allocation-free.
+inline std::optional<std::string_view> cookie(const request& req, std::string_view name) {
+    std::optional<std::string_view> found;
+    for (const header_field& f : req) {
+        if (found || !detail::iequals(f.name, "cookie")) continue;
+        for_each_cookie(f.value, [&](std::string_view n, std::string_view v) {
+            if (!found && n == name) found = v;
+        });
+    }
+    return found;
+}
+
+// ---- building ---------------------------------------------------------------------------
+
+enum class cookie_errc {
+    invalid_name = 1,           // empty, or not a token (RFC 9110 §5.6.2)
+    invalid_value,              // not cookie-octets (RFC 6265 §4.1.1)
+    invalid_domain,             // empty, or other than letters, digits, '-' and '.'
+    invalid_path,               // not starting with '/', or holding ';' or a control character
+    none_without_secure,        // SameSite=None needs Secure
+    partitioned_without_secure, // Partitioned needs Secure
+    prefix_rules,               // __Secure- needs Secure; __Host- needs Secure, Path=/ and no Domain
+};
+
+} // namespace skiff
+
+namespace std {
+template <>
+struct is_error_code_enum<skiff::cookie_errc> : true_type {};
+} // namespace std
+
+namespace skiff {
+
+inline const std::error_category& cookie_category() noexcept {
+    struct category : std::error_category {
+        const char* name() const noexcept override { return "skiff.cookie"; }
+        std::string message(int e) const override {
+            switch (static_cast<cookie_errc>(e)) {
+            case cookie_errc::invalid_name: return "cookie name must be a non-empty token (RFC 9110 5.6.2)";
+            case cookie_errc::invalid_value:
+                return "cookie value may not hold spaces, '\"', ',', ';', '\\' or control characters (RFC 6265 4.1.1)";
+            case cookie_errc::invalid_domain: return "cookie Domain must be letters, digits, '-' and '.'";
+            case cookie_errc::invalid_path: return "cookie Path must start with '/' and hold no ';' or control character";
+            case cookie_errc::none_without_secure: return "SameSite=None requires Secure";
+            case cookie_errc::partitioned_without_secure: return "Partitioned requires Secure";
+            case cookie_errc::prefix_rules:
+                return "__Secure- cookies require Secure; __Host- cookies require Secure, Path=/ and no Domain";
+            }
+            return "unknown cookie error";
+        }
+    };
+    static const category c;
+    return c;
+}
+
+inline std::error_code make_error_code(cookie_errc e) noexcept { return {static_cast<int>(e), cookie_category()}; }
+
+enum class same_site : std::uint8_t { unset, strict, lax, none };
+
+namespace detail {
+
+// RFC 6265 §4.1.1: cookie-octet = %x21 / %x23-2B / %x2D-3A / %x3C-5B / %x5D-7E.
+constexpr bool is_cookie_octet(char ch) noexcept {
+    auto c = static_cast<unsigned char>(ch);
+    return c >= 0x21 && c <= 0x7E && c != '"' && c != ',' && c != ';' && c != '\\';
+}
+
+inline bool valid_cookie_value(std::string_view v) noexcept {
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    for (char c : v)
+        if (!is_cookie_octet(c)) return false;
+    return true;
+}
+
+inline bool valid_cookie_domain(std::string_view d) noexcept {
+    if (d.empty()) return false;
+    for (char c : d)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
+            return false;
+    return true;
+}
+
+// RFC 6265 §4.1.1: path-value = <any CHAR except CTLs or ";">; and it must name a path.
+inline bool valid_cookie_path(std::string_view p) noexcept {
+    if (p.empty() || p.front() != '/') return false;
+    for (char ch : p) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c >= 0x7F || c == ';') return false;
+    }
+    return true;
+}
+
+} // namespace detail
+
+// One Set-Cookie field value, built attribute by attribute. Start-up or handler code, not the
+// hot path: it allocates.
+class set_cookie {
+public:
+    set_cookie(std::string_view name, std::string_view value) : name_(name), value_(value) {}
+
+    // A cookie that deletes `name` in the browser: empty value, Max-Age=0, Expires in 1970.
+    // Give it the Path and Domain the cookie was set with.
+    static set_cookie removal(std::string_view name) {
+        set_cookie c(name, "");
+        c.max_age(std::chrono::seconds(0)).expires(std::chrono::system_clock::time_point{});
+        return c;
+    }
+
+    set_cookie& max_age(std::chrono::seconds s) {  // negative counts as 0: expire now
+        max_age_ = s.count() < 0 ? 0 : s.count();
+        return *this;
+    }
+    set_cookie& expires(std::chrono::system_clock::time_point t) {
+        detail::date_cache d;  // IMF-fixdate, as the Date field (RFC 6265 §4.1.1: sane-cookie-date)
+        d.update(std::chrono::system_clock::to_time_t(t));
+        std::string_view line = d.line();  // "Date: <date>\r\n"
+        expires_ = std::string(line.substr(6, line.size() - 8));
+        return *this;
+    }
+    set_cookie& domain(std::string_view d) {
+        domain_ = d;
+        return *this;
+    }
+    set_cookie& path(std::string_view p) {
+        path_ = p;
+        return *this;
+    }
+    set_cookie& secure() {
+        secure_ = true;
+        return *this;
+    }
+    set_cookie& http_only() {
+        http_only_ = true;
+        return *this;
+    }
+    set_cookie& same_site(skiff::same_site s) {
+        same_site_ = s;
+        return *this;
+    }
+    set_cookie& partitioned() {
+        partitioned_ = true;
+        return *this;
+    }
+
+    // Empty when the cookie may be sent; otherwise the first rule it breaks.
+    std::error_code check() const noexcept {
+        if (name_.empty() || !detail::all_tchars(name_)) return cookie_errc::invalid_name;
+        if (!detail::valid_cookie_value(value_)) return cookie_errc::invalid_value;
+        if (domain_ && !detail::valid_cookie_domain(*domain_)) return cookie_errc::invalid_domain;
+        if (path_ && !detail::valid_cookie_path(*path_)) return cookie_errc::invalid_path;
+        if (same_site_ == skiff::same_site::none && !secure_) return cookie_errc::none_without_secure;
+        if (partitioned_ && !secure_) return cookie_errc::partitioned_without_secure;
+        if (!prefix_rules_hold()) return cookie_errc::prefix_rules;
+        return {};
+    }
+
+    // The Set-Cookie field value; empty when check() fails.
+    std::string to_string() const {
+        if (check()) return {};
+        std::string out = name_ + "=" + value_;
+        if (max_age_) out += "; Max-Age=" + std::to_string(*max_age_);
+        if (expires_) out += "; Expires=" + *expires_;
+        if (domain_) out += "; Domain=" + *domain_;
+        if (path_) out += "; Path=" + *path_;
+        if (secure_) out += "; Secure";
+        if (http_only_) out += "; HttpOnly";
+        if (same_site_ != skiff::same_site::unset) out += same_site_text();
+        if (partitioned_) out += "; Partitioned";
+        return out;
+    }
+
+private:
+    // draft-ietf-httpbis-rfc6265bis §4.1.3: cookie name prefixes.
+    bool prefix_rules_hold() const noexcept {
+        std::string_view n = name_;
+        if (n.substr(0, 9) == "__Secure-") return secure_;
+        if (n.substr(0, 7) == "__Host-") return secure_ && !domain_ && path_ && *path_ == "/";
+        return true;
+    }
+
+    const char* same_site_text() const noexcept {
+        switch (same_site_) {
+        case skiff::same_site::strict: return "; SameSite=Strict";
+        case skiff::same_site::lax: return "; SameSite=Lax";
+        case skiff::same_site::none: return "; SameSite=None";
+        case skiff::same_site::unset: break;
+        }
+        return "";
+    }
+
+    std::string name_;
+    std::string value_;
+    std::optional<long long> max_age_;
+    std::optional<std::string> expires_;
+    std::optional<std::string> domain_;
+    std::optional<std::string> path_;
+    skiff::same_site same_site_ = skiff::same_site::unset;
+    bool secure_ = false;
+    bool http_only_ = false;
+    bool partitioned_ = false;
+};
+
+// Adds a Set-Cookie field to res, or, when the cookie breaks a rule, adds nothing and returns
+// why (cookie_category()).
+inline std::error_code add_cookie(response& res, const set_cookie& c) {
+    if (std::error_code ec = c.check()) return ec;
+    res.header("Set-Cookie", c.to_string());
+    return {};
+}
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_COOKIE_HPP
+// end skiff/http/cookie.hpp
 // begin skiff/router/allow_list.hpp
 // The Allow field value (RFC 9110 §10.2.1) of a 405 or an automatic OPTIONS answer: method
 // names joined by ", ", each listed once, in the order added.
@@ -3695,7 +4391,7 @@ private:
                 --top;  // f stays intact until the next push
                 if (!up.wildcard) continue;
                 const trie_node& w = nodes_[up.wildcard.index()];
-                params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}};
+                params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}, param_kind::rest};
                 params.count = f.nparams + 1u;
                 if (w.methods != 0 && on_match(w)) return;
             }
@@ -4482,6 +5178,85 @@ private:
 
 #endif // SKIFF_SERVER_CONNECTION_POOL_HPP
 // end skiff/server/connection_pool.hpp
+// begin skiff/server/listener_list.hpp
+// The listening sockets one connection set watches: TCP ports, Unix sockets, adopted and
+// systemd descriptors alike, up to max_listeners. They live in fixed room, so the address of
+// each slot (what the poller hands back with its readiness) stays valid as more are added, and
+// telling a listener's event from a connection's is one range comparison on that address.
+//
+// Not here: opening the sockets (platform/listener.hpp) or accepting on them (acceptor.hpp).
+// Invariant: slots [0, size()) hold open descriptors; only the owning set's threads touch it,
+// and only before serving or while stopping.
+#ifndef SKIFF_SERVER_LISTENER_LIST_HPP
+#define SKIFF_SERVER_LISTENER_LIST_HPP
+
+
+#include <array>    // std::array of slots
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uintptr_t, std::uint16_t
+#include <utility>  // std::move
+
+namespace skiff {
+
+// Listeners one server may have: far more than a service binds (an address per family, a Unix
+// socket, a few inherited from systemd); fixed so that slots never move.
+inline constexpr std::size_t max_listeners = 16;
+
+namespace detail {
+
+struct listener_slot {
+    unique_fd fd;
+    transport kind = transport::tcp;
+};
+
+class listener_list {
+public:
+    // Whether data (an address the poller handed back) is one of these slots. Connections
+    // live elsewhere, so their addresses fall outside: one subtraction and one comparison,
+    // since unsigned wrap-around puts an address below the array above its size.
+    bool contains(const void* data) const noexcept {
+        auto offset = reinterpret_cast<std::uintptr_t>(data) - reinterpret_cast<std::uintptr_t>(slots_.data());
+        return offset < sizeof slots_;
+    }
+    listener_slot& at(void* data) noexcept { return *static_cast<listener_slot*>(data); }
+
+    // Takes fd over; the slot to register with the poller, or nullptr when all are taken
+    // (fd is then closed).
+    listener_slot* add(unique_fd fd, transport kind) noexcept {
+        if (count_ == max_listeners) return nullptr;
+        listener_slot& s = slots_[count_++];
+        s.fd = std::move(fd);
+        s.kind = kind;
+        if (kind == transport::tcp && port_ == 0) port_ = local_port(s.fd.get());
+        return &s;
+    }
+
+    // The port of the first TCP listener (what port 0 chose); 0 when none is TCP.
+    std::uint16_t port() const noexcept { return port_; }
+    std::size_t size() const noexcept { return count_; }
+    bool empty() const noexcept { return count_ == 0; }
+
+    template <class Fn>
+    void for_each(Fn fn) {
+        for (std::size_t i = 0; i < count_; ++i) fn(slots_[i]);
+    }
+
+    void close_all() noexcept {
+        for (std::size_t i = 0; i < count_; ++i) slots_[i].fd.reset();
+        count_ = 0;
+    }
+
+private:
+    std::array<listener_slot, max_listeners> slots_;
+    std::size_t count_ = 0;
+    std::uint16_t port_ = 0;
+};
+
+} // namespace detail
+} // namespace skiff
+
+#endif // SKIFF_SERVER_LISTENER_LIST_HPP
+// end skiff/server/listener_list.hpp
 // begin skiff/server/connection_set.hpp
 // What a connection set offers the event loop: the one interface behind which the threading
 // policies differ. The loop (event_loop.hpp) is written once against it; local_set (single),
@@ -4490,11 +5265,13 @@ private:
 // here rather than in whichever policy a program happens to instantiate.
 //
 //   conn, wait_batch                 the connection type; events one wait may take
-//   open(listener, now, tick)        the poller, the listener (may be empty), the timers
+//   open(now, tick)                  the poller and the timers
+//   add_listener(fd, transport)      one more listening socket (none: a loop fed by another)
 //   poller()                         to wait on and to wake
-//   is_listener(data), listener_fd(), port(),
-//   accept_round_done(), pause_accepting(), resume_accepting()
-//                                    the listener: re-armed after a round (one-shot), paused
+//   is_listener(data), listener(data), port(),
+//   accept_round_done(listener), pause_accepting(), resume_accepting()
+//                                    the listeners (listener_list.hpp): the one an event is
+//                                    for, re-armed after its round (one-shot), all paused
 //                                    while descriptors run out
 //   hand_off(fd)                     true when another loop takes an accepted connection
 //   add, remove, watch, arm          a connection's slot, interest and deadline
@@ -4522,11 +5299,14 @@ struct has_set_members : std::false_type {};
 template <class S>
 struct has_set_members<
     S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
-                   decltype(std::declval<S&>().open(std::declval<unique_fd>(), std::int64_t{}, std::int64_t{})),
+                   decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
+                   decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
-                   decltype(int{std::declval<const S&>().listener_fd()}), decltype(std::declval<const S&>().port()),
-                   decltype(std::declval<S&>().accept_round_done()), decltype(std::declval<S&>().pause_accepting()),
+                   decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
+                   decltype(std::declval<const S&>().port()),
+                   decltype(std::declval<S&>().accept_round_done(std::declval<listener_slot&>())),
+                   decltype(std::declval<S&>().pause_accepting()),
                    decltype(std::declval<S&>().resume_accepting()), decltype(bool{std::declval<S&>().hand_off(0)}),
                    decltype(bool{std::declval<S&>().add(0, deadline_kind::idle, std::int64_t{})}),
                    decltype(std::declval<S&>().remove(std::declval<typename S::conn&>())),
@@ -4583,25 +5363,28 @@ public:
     // One loop takes every ready descriptor it can in one wait: nobody else would serve them.
     static constexpr int wait_batch = 256;
 
-    std::error_code open(unique_fd listener, std::int64_t now_ms, std::int64_t tick_ms) {
+    std::error_code open(std::int64_t now_ms, std::int64_t tick_ms) {
         timers_.init(now_ms, tick_ms, 512);
-        if (auto ec = poller_.open()) return ec;
-        listener_ = std::move(listener);
-        if (!listener_) return {};  // a sharded loop fed by the acceptor
-        port_ = local_port(listener_.get());
-        return poller_.add(listener_.get(), &listener_, watch_read);
+        return poller_.open();
+    }
+
+    // A sharded loop fed by the acceptor has none.
+    std::error_code add_listener(unique_fd fd, transport kind) {
+        listener_slot* l = listeners_.add(std::move(fd), kind);
+        if (l == nullptr) return listen_errc::too_many_listeners;
+        return poller_.add(l->fd.get(), l, watch_read);
     }
 
     default_poller& poller() noexcept { return poller_; }
 
-    // ---- the listener -------------------------------------------------------------------
+    // ---- the listeners ------------------------------------------------------------------
 
-    bool is_listener(const void* data) const noexcept { return data == &listener_; }
-    int listener_fd() const noexcept { return listener_.get(); }
-    std::uint16_t port() const noexcept { return port_; }
-    void accept_round_done() noexcept {}  // level-triggered: nothing to re-arm
-    void pause_accepting() noexcept { watch_listener(watch_none); }
-    void resume_accepting() noexcept { watch_listener(watch_read); }
+    bool is_listener(const void* data) const noexcept { return listeners_.contains(data); }
+    listener_slot& listener(void* data) noexcept { return listeners_.at(data); }
+    std::uint16_t port() const noexcept { return listeners_.port(); }
+    static void accept_round_done(listener_slot&) noexcept {}  // level-triggered: nothing to re-arm
+    void pause_accepting() noexcept { watch_listeners(watch_none); }
+    void resume_accepting() noexcept { watch_listeners(watch_read); }
     static bool hand_off(int) noexcept { return false; }  // this loop serves what it accepts
 
     // ---- connections --------------------------------------------------------------------
@@ -4667,10 +5450,8 @@ public:
     void begin_stop(std::int64_t deadline, Settle settle) {
         stop_deadline_ = deadline;
         stopping_ = true;
-        if (listener_) {
-            poller_.remove(listener_.get());
-            listener_.reset();
-        }
+        listeners_.for_each([this](listener_slot& l) { poller_.remove(l.fd.get()); });
+        listeners_.close_all();
         pool_.for_each_open(settle);
     }
 
@@ -4685,18 +5466,17 @@ public:
     }
 
 private:
-    void watch_listener(std::uint8_t w) noexcept {
-        if (listener_) poller_.modify(listener_.get(), &listener_, w);
+    void watch_listeners(std::uint8_t w) noexcept {
+        listeners_.for_each([&](listener_slot& l) { poller_.modify(l.fd.get(), &l, w); });
     }
 
     default_poller poller_;
-    unique_fd listener_;
+    listener_list listeners_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
     std::size_t size_ = 0;
     std::int64_t stop_deadline_ = 0;
     bool stopping_ = false;
-    std::uint16_t port_ = 0;
 };
 
 class sharded_set : public local_set {
@@ -4802,28 +5582,35 @@ public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
 
-    std::error_code open(unique_fd listener, std::int64_t, std::int64_t tick_ms) {
+    std::error_code open(std::int64_t, std::int64_t tick_ms) {
         tick_ = tick_ms;
-        if (auto ec = poller_.open()) return ec;
-        listener_ = std::move(listener);
-        port_ = local_port(listener_.get());
         listener_open_.store(true);
-        return poller_.add(listener_.get(), &listener_, watch_read, poll_mode::oneshot);
+        return poller_.open();
+    }
+
+    // Before the workers start: the list is not guarded.
+    std::error_code add_listener(unique_fd fd, transport kind) {
+        listener_slot* l = listeners_.add(std::move(fd), kind);
+        if (l == nullptr) return listen_errc::too_many_listeners;
+        return poller_.add(l->fd.get(), l, watch_read, poll_mode::oneshot);
     }
 
     default_poller& poller() noexcept { return poller_; }
 
-    // ---- the listener: one, shared by every thread, re-armed after each accept round ----
+    // ---- the listeners: shared by every thread, each re-armed after its accept round ----
 
-    bool is_listener(const void* data) const noexcept { return data == &listener_; }
-    int listener_fd() const noexcept { return listener_.get(); }
-    std::uint16_t port() const noexcept { return port_; }
-    void accept_round_done() noexcept {
+    bool is_listener(const void* data) const noexcept { return listeners_.contains(data); }
+    listener_slot& listener(void* data) noexcept { return listeners_.at(data); }
+    std::uint16_t port() const noexcept { return listeners_.port(); }
+    void accept_round_done(listener_slot& l) noexcept {
         if (listener_open_.load(std::memory_order_relaxed))
-            poller_.modify(listener_.get(), &listener_, watch_read, poll_mode::oneshot);
+            poller_.modify(l.fd.get(), &l, watch_read, poll_mode::oneshot);
     }
     static void pause_accepting() noexcept {}  // one-shot: it stays disarmed until re-armed
-    void resume_accepting() noexcept { accept_round_done(); }
+    // Re-arming one that is armed already changes nothing, so all are.
+    void resume_accepting() noexcept {
+        listeners_.for_each([this](listener_slot& l) { accept_round_done(l); });
+    }
     static bool hand_off(int) noexcept { return false; }
 
     // ---- connections --------------------------------------------------------------------
@@ -4920,8 +5707,10 @@ public:
         // number could be reused under them) but shut: Linux then stops listening, and new
         // connections are refused. close_all() closes it once every worker has returned.
         listener_open_.store(false);
-        poller_.remove(listener_.get());
-        ::shutdown(listener_.get(), SHUT_RDWR);
+        listeners_.for_each([this](listener_slot& l) {
+            poller_.remove(l.fd.get());
+            ::shutdown(l.fd.get(), SHUT_RDWR);
+        });
     }
 
     // Two ticks past the stop deadline, so that the reaper's last round has been handled.
@@ -4937,7 +5726,7 @@ public:
     // After every worker has returned: the connections past the stop deadline, the listener.
     void close_all() noexcept {
         pool_.for_each_open([this](conn& c) { remove(c); });
-        listener_.reset();
+        listeners_.close_all();
     }
 
 private:
@@ -4956,7 +5745,7 @@ private:
     }
 
     default_poller poller_;
-    unique_fd listener_;
+    listener_list listeners_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
     std::mutex pool_lock_;
@@ -4967,7 +5756,6 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::int64_t> stop_deadline_{0};
-    std::uint16_t port_ = 0;
 };
 
 static_assert(is_connection_set<shared_set>,
@@ -5528,8 +6316,8 @@ private:
 #endif // SKIFF_SERVER_SESSION_HPP
 // end skiff/server/session.hpp
 // begin skiff/server/acceptor.hpp
-// Accept and admission for one loop: takes connections off the listener until its queue is
-// empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
+// Accept and admission for one loop: takes connections off a ready listener until its queue
+// is empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
 // stops watching the listener while the process is out of descriptors, instead of spinning on
 // it; accepting resumes when a connection closes, or after a pause.
 //
@@ -5563,11 +6351,15 @@ public:
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
     void begin_stop() noexcept { admitting_ = admission::refusing; }
 
-    // The listener is readable: accept until its queue is empty.
-    void accept_ready() {
+    // The listener the poller handed back (data) is readable: accept until its queue is
+    // empty. Connections are prepared here, before any is refused or handed to another loop,
+    // so that even the refusal's send cannot raise SIGPIPE where that is a socket option.
+    void accept_ready(void* data) {
+        listener_slot& l = set_.listener(data);
         for (;;) {
-            int fd = accept_nonblocking(set_.listener_fd());
+            int fd = accept_nonblocking(l.fd.get());
             if (fd >= 0) {
+                prepare_connection(fd, l.kind);
                 if (!set_.hand_off(fd)) admit(fd);
                 continue;
             }
@@ -5575,12 +6367,12 @@ public:
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return pause();
             break;  // EAGAIN: the queue is empty
         }
-        set_.accept_round_done();
+        set_.accept_round_done(l);
     }
 
+    // A prepared connection, from this loop's listeners or handed over by the acceptor's.
     void admit(int fd) {
         if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse_connection(fd);
-        prepare_connection(fd);
         set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
     }
 
@@ -5710,7 +6502,7 @@ private:
     }
 
     void dispatch(const poll_event& ev) {
-        if (set_.is_listener(ev.data)) return acceptor_.accept_ready();
+        if (set_.is_listener(ev.data)) return acceptor_.accept_ready(ev.data);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
         if (note(serve_event(c, ev)) == fate::open) set_.event_done(c);
@@ -5755,19 +6547,94 @@ private:
 
 #endif // SKIFF_SERVER_EVENT_LOOP_HPP
 // end skiff/server/event_loop.hpp
+// begin skiff/server/background.hpp
+// The thread basic_server::start() serves on. basic_server holds it through background_thread,
+// an interface with no thread in it, and names the std::thread-owning serving_thread only
+// inside start(): a program that never calls start() instantiates none of it, so a single
+// policy program stays free of thread symbols (tests/compile/no_thread_symbols.cmake).
+//
+// Not here: stopping the server (its runner does that); this only waits for run() to return.
+// Invariant: join() returns once the thread has finished, except when called on a thread that
+// serves (a handler stopping its server: the serving thread, or a sharded or shared worker,
+// which the serving thread is itself waiting for), where it cannot wait and returns at once.
+#ifndef SKIFF_SERVER_BACKGROUND_HPP
+#define SKIFF_SERVER_BACKGROUND_HPP
+
+#include <memory>   // std::unique_ptr
+#include <thread>   // std::thread
+#include <utility>  // std::move
+
+namespace skiff::detail {
+
+// True on the threads that run loops for start() or for the sharded and shared workers; set
+// by them (runners.hpp and start_background), read by join().
+inline bool& on_serving_thread() noexcept {
+    static thread_local bool serving = false;
+    return serving;
+}
+
+class background_thread {
+public:
+    virtual ~background_thread() = default;
+    // Waits for the thread to finish; twice is once.
+    virtual void join() noexcept = 0;
+};
+
+template <class Fn>
+class serving_thread final : public background_thread {
+public:
+    explicit serving_thread(Fn fn)
+        : thread_([fn = std::move(fn)]() mutable {
+              on_serving_thread() = true;
+              fn();
+          }) {}
+    serving_thread(const serving_thread&) = delete;
+    serving_thread& operator=(const serving_thread&) = delete;
+    // On the thread itself it cannot be joined; letting it finish alone beats std::terminate.
+    ~serving_thread() override {
+        join();
+        if (thread_.joinable()) thread_.detach();
+    }
+
+    void join() noexcept override {
+        if (thread_.joinable() && !on_serving_thread()) thread_.join();
+    }
+
+private:
+    std::thread thread_;
+};
+
+// Runs fn on a new thread. Throws std::system_error when no thread can be created.
+template <class Fn>
+std::unique_ptr<background_thread> start_background(Fn fn) {
+    return std::make_unique<serving_thread<Fn>>(std::move(fn));
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_BACKGROUND_HPP
+// end skiff/server/background.hpp
 // begin skiff/server/runners.hpp
 // How each policy turns loops into a running server: listen, run, stop. basic_server holds
 // exactly one of these, chosen by its policy, so a single-policy program instantiates
 // single_runner only and contains no thread, atomic or mutex. A runner owns the connection
 // sets and the loops that serve them: one of each (single), one of each per thread
 // (sharded), or one set that every thread's loop serves (shared).
+//
+// Listeners come in two kinds. listen(endpoint) opens a TCP socket itself, and so, under
+// sharded with SO_REUSEPORT, one per loop. adopt(fd) takes a socket that is open already (a
+// Unix socket, one a caller or systemd passed): it cannot be opened again, so under sharded
+// every loop watches a duplicate of it (the kernel wakes them all on a connection and one
+// accept wins), or, with the round-robin acceptor, loop 0 alone. The sets and loops are
+// created by the first listener; each later one is added to them.
 #ifndef SKIFF_SERVER_RUNNERS_HPP
 #define SKIFF_SERVER_RUNNERS_HPP
 
 
 #include <atomic>        // the sharded stop flag
 #include <cstddef>       // std::size_t
-#include <cstdint>       // std::uint16_t
+#include <cstdint>       // std::uint16_t, std::uint8_t
+#include <fcntl.h>       // fcntl F_DUPFD_CLOEXEC for a listener each sharded loop watches
 #include <memory>        // std::unique_ptr for sets and loops (they never move)
 #include <system_error>  // std::error_code
 #include <thread>        // std::thread for sharded and shared workers
@@ -5785,17 +6652,26 @@ public:
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-        loop_.open();
-        return {};
+        return adopt(std::move(fd), transport::tcp, opt);
+    }
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (state_ == set_state::closed) {
+            if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
+            loop_.open();
+            state_ = set_state::open;
+        }
+        return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loop_.port(); }
     std::error_code run() { return loop_.run(); }
     void stop() noexcept { loop_.wake(); }
 
 private:
+    enum class set_state : std::uint8_t { closed, open };
+
     local_set set_;
     event_loop<Policy> loop_;
+    set_state state_ = set_state::closed;
 };
 
 // Runs fn on `workers` threads, each pinned and started as the options say, and joins them.
@@ -5808,6 +6684,7 @@ void run_workers(std::size_t workers, const options& opt, Fn fn) {
             if (!opt.cpus.empty()) pin_current_thread(opt.cpus[i % opt.cpus.size()]);
             else if (opt.pin_workers) pin_current_thread(static_cast<int>(i % cpu_count()));
             if (opt.on_worker_start) opt.on_worker_start(static_cast<unsigned>(i));
+            on_serving_thread() = true;  // a handler's stop() must not wait for this thread
             fn(i);
         });
     }
@@ -5837,27 +6714,25 @@ public:
     // One SO_REUSEPORT listener per loop; or, without it, one listener on loop 0, which hands
     // connections round-robin to all loops.
     std::error_code listen(endpoint ep, const options& opt) {
-        std::size_t n = worker_count(opt);
-        bool reuse = opt.reuse_port && has_reuse_port;
-        for (std::size_t i = 0; i < n; ++i) {
-            sets_.push_back(std::make_unique<sharded_set>());
-            sets_.back()->follow(stop_);
+        if (auto ec = open_loops(opt)) return ec;
+        for (std::size_t i = 0; i < listening_loops(); ++i) {
             unique_fd fd;
-            if (i == 0 || reuse) {
-                if (auto ec = open_listener(ep, reuse, opt.listen_backlog, fd)) return ec;
-                if (i == 0) set_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
-            }
-            if (auto ec = sets_.back()->open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-            loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
-            loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
-            loops_.back()->open();
-        }
-        if (!reuse) {
-            std::vector<sharded_set*> all;
-            for (auto& s : sets_) all.push_back(s.get());
-            sets_[0]->hand_to(std::move(all));
+            if (auto ec = open_listener(ep, reuse(), opt.listen_backlog, fd)) return ec;
+            if (i == 0) set_endpoint_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
+            if (auto ec = sets_[i]->add_listener(std::move(fd), transport::tcp)) return ec;
         }
         return {};
+    }
+
+    // Every listening loop watches the socket: loop 0 the descriptor, the others duplicates.
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (auto ec = open_loops(opt)) return ec;
+        for (std::size_t i = 1; i < listening_loops(); ++i) {
+            unique_fd copy(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+            if (!copy) return last_errno();
+            if (auto ec = sets_[i]->add_listener(std::move(copy), kind)) return ec;
+        }
+        return sets_[0]->add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
 
@@ -5876,17 +6751,39 @@ public:
     }
 
 private:
-    static void set_port(endpoint& ep, std::uint16_t port) noexcept {
-        auto* v4 = reinterpret_cast<sockaddr_in*>(&ep.addr);
-        if (v4->sin_family == AF_INET) v4->sin_port = htons(port);
-        else reinterpret_cast<sockaddr_in6*>(&ep.addr)->sin6_port = htons(port);
+    // The first listener creates the loops; the round-robin acceptor (no SO_REUSEPORT) is
+    // loop 0, handing to all.
+    std::error_code open_loops(const options& opt) {
+        if (!loops_.empty()) return {};
+        std::size_t n = worker_count(opt);
+        accepting_ = opt.reuse_port && has_reuse_port ? accepting::every_loop : accepting::loop_zero;
+        for (std::size_t i = 0; i < n; ++i) {
+            sets_.push_back(std::make_unique<sharded_set>());
+            sets_.back()->follow(stop_);
+            if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
+            loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
+            loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
+            loops_.back()->open();
+        }
+        if (!reuse()) {
+            std::vector<sharded_set*> all;
+            for (auto& s : sets_) all.push_back(s.get());
+            sets_[0]->hand_to(std::move(all));
+        }
+        return {};
     }
+    bool reuse() const noexcept { return accepting_ == accepting::every_loop; }
+    std::size_t listening_loops() const noexcept { return reuse() ? sets_.size() : 1; }
+
+    // every_loop: SO_REUSEPORT, each loop accepts its own; loop_zero: the round-robin acceptor.
+    enum class accepting : std::uint8_t { every_loop, loop_zero };
 
     const options& opt_;
     const router& router_;
     std::vector<std::unique_ptr<sharded_set>> sets_;
     std::vector<std::unique_ptr<loop>> loops_;
     std::atomic<bool> stop_{false};
+    accepting accepting_ = accepting::every_loop;
 };
 
 template <class Policy>
@@ -5899,12 +6796,17 @@ public:
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-        for (std::size_t i = 0; i < worker_count(opt); ++i) {
-            loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
-            loops_.back()->open();
+        return adopt(std::move(fd), transport::tcp, opt);
+    }
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (loops_.empty()) {
+            if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
+            for (std::size_t i = 0; i < worker_count(opt); ++i) {
+                loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
+                loops_.back()->open();
+            }
         }
-        return {};
+        return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }
 
@@ -5940,18 +6842,25 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 //   if (auto ec = app.listen(8080)) return 1;        // 127.0.0.1 unless a host is given
 //   return app.run();                                // until stop(); 0 on a clean stop
 //
-// Routes are registered before listen(); from then on the router is read-only and shared by
-// every loop. Errors at start-up (a bad pattern, a port in use) are reported before serving:
-// route registration throws route_error, listen() returns the error code.
+// Routes are registered before the first listener; from then on the router is read-only and
+// shared by every loop. A server may have several listeners (TCP ports, Unix sockets,
+// adopted or systemd descriptors, up to max_listeners) and accepts on all of them. Errors at
+// start-up (a bad pattern, a port in use) are reported before serving: route registration
+// throws route_error, the listen calls return the error code. run() serves on the caller's
+// thread; start() on a thread of its own (background.hpp), which stop() and the destructor
+// join.
 #ifndef SKIFF_SERVER_SERVER_HPP
 #define SKIFF_SERVER_SERVER_HPP
 
 
-#include <cstdint>       // std::uint16_t
-#include <string>        // std::string host
+#include <cstdint>       // std::uint16_t, std::uint8_t
+#include <memory>        // std::unique_ptr for the background thread
+#include <string>        // std::string host and path
 #include <string_view>   // std::string_view patterns
+#include <sys/types.h>   // mode_t
 #include <system_error>  // std::error_code
 #include <utility>       // std::move
+#include <vector>        // std::vector of socket files and inherited descriptors
 
 namespace skiff {
 
@@ -5965,6 +6874,10 @@ public:
     explicit basic_server(skiff::options opt = {}) : opt_(std::move(opt)), runner_(opt_, router_) {}
     basic_server(const basic_server&) = delete;
     basic_server& operator=(const basic_server&) = delete;
+    // A server start()ed and still serving is stopped and joined first.
+    ~basic_server() {
+        if (background_) stop();
+    }
 
     // Registers a handler. Patterns: "/static", "/user/:id", "/files/*path" (see router/trie.hpp).
     basic_server& route(std::string_view method, std::string_view pattern, handler h) {
@@ -5989,43 +6902,111 @@ public:
         return *this;
     }
 
-    // Binds and listens (port 0: the system picks; see port()). host is an IPv4 or IPv6
-    // literal. Call once, after the routes are registered.
+    // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
+    // All of them before run() or start(), after the routes. Each returns the cause of a
+    // failure (errno, skiff.listen or skiff.resolve category) and leaves the others in place.
+
+    // TCP on host:port (port 0: the system picks; see port()). host is an IPv4 or IPv6 literal
+    // ("0.0.0.0", "::1") or a name resolved with getaddrinfo ("localhost": its IPv4 address
+    // when it has one, else the first given).
     std::error_code listen(std::uint16_t port, const std::string& host = "127.0.0.1") {
+        if (background_) return listen_errc::already_started;
         detail::endpoint ep;
-        if (!detail::make_endpoint(host, port, ep)) return std::make_error_code(std::errc::invalid_argument);
-        std::error_code ec = runner_.listen(ep, opt_);
-        listening_ = !ec;
-        return ec;
+        if (auto ec = detail::resolve_endpoint(host, port, ep)) return ec;
+        return note(runner_.listen(ep, opt_));
     }
 
+    // A Unix domain socket at path, its file given `mode` before it accepts anyone (0660: the
+    // owner and its group; 0666 for every local user). A socket file that no server answers on
+    // any more (left by a crash) is replaced; a live one, or a file of another kind, is an
+    // error. The file is removed when the server is destroyed. On Linux, "@name" is an
+    // abstract socket: no file, no mode, gone with the server.
+    std::error_code listen_unix(const std::string& path, mode_t mode = 0660) {
+        if (background_) return listen_errc::already_started;
+        detail::unique_fd fd;
+        if (auto ec = detail::open_unix_listener(path, mode, opt_.listen_backlog, fd)) return ec;
+        if (path.front() != '@') socket_files_.emplace_back(path);
+        return note(runner_.adopt(std::move(fd), detail::transport::local, opt_));
+    }
+
+    // A socket someone else opened and put in the listening state (TCP or Unix). When it is
+    // not one (not_a_listener, not_a_stream, EBADF, ENOTSOCK) fd is left as it was, still the
+    // caller's; otherwise the server owns it from here on and closes it when done.
+    std::error_code adopt(int fd) {
+        if (background_) return listen_errc::already_started;
+        detail::transport kind = detail::transport::tcp;
+        if (auto ec = detail::check_listener(fd, kind)) return ec;
+        return note(runner_.adopt(detail::unique_fd(fd), kind, opt_));
+    }
+
+    // systemd socket activation (sd_listen_fds(3)): adopts every descriptor systemd passed
+    // (LISTEN_FDS from 3, when LISTEN_PID is this process) and unsets those variables, as
+    // sd_listen_fds(1) does; no_systemd_sockets when there are none. Call it before starting
+    // threads (unsetenv is not thread-safe). On an error, the descriptors after the one that
+    // failed are left as they are.
+    std::error_code listen_systemd() {
+        std::vector<int> fds;
+        if (auto ec = detail::systemd_fds(fds)) return ec;
+        for (int fd : fds)
+            if (auto ec = adopt(fd)) return ec;
+        return {};
+    }
+
+    // The port of the first TCP listener (what port 0 chose); 0 when none is TCP.
     std::uint16_t port() const noexcept { return runner_.port(); }
 
-    // Serves until stop(); returns 0 after a clean stop, 1 when listen() did not succeed or
-    // the poller failed (error() says why).
+    // Serves on this thread until stop(); returns 0 after a clean stop, 1 when no listener was
+    // added or the poller failed (error() says why).
     int run() {
-        if (!listening_) return 1;
+        if (listening_ == listening::none) {
+            error_ = listen_errc::no_listener;
+            return 1;
+        }
         error_ = runner_.run();
         return error_ ? 1 : 0;
+    }
+
+    // Serves on a new thread and returns at once; stop() (or the destructor) stops and joins
+    // it, and error() then says how serving ended. Errors: no_listener, already_started.
+    // Only a program that calls start() contains its thread.
+    std::error_code start() {
+        if (listening_ == listening::none) return listen_errc::no_listener;
+        if (background_) return listen_errc::already_started;
+        background_ = detail::start_background([this] { error_ = runner_.run(); });
+        return {};
     }
 
     // Why the last run() ended other than by stop(): the poller's error; empty otherwise.
     std::error_code error() const noexcept { return error_; }
 
-    // Stops serving: the listener closes, requests already read are answered, idle
+    // Stops serving: the listeners close, requests already read are answered, idle
     // connections close, and run() returns within options::stop_timeout. Safe to call from
-    // another thread or a signal handler, once listen() has succeeded.
-    void stop() noexcept { runner_.stop(); }
+    // another thread or a signal handler, once a listener was added. After start(), it also
+    // waits for the serving thread to finish (so: from a thread, not a signal handler; from a
+    // handler of this server it cannot wait, and returns at once).
+    void stop() noexcept {
+        runner_.stop();
+        if (background_) background_->join();
+    }
 
     const skiff::options& settings() const noexcept { return opt_; }
     skiff::router& router() noexcept { return router_; }
 
 private:
+    enum class listening : std::uint8_t { none, some };
+
+    std::error_code note(std::error_code ec) noexcept {
+        if (!ec) listening_ = listening::some;
+        return ec;
+    }
+
     skiff::options opt_;
     skiff::router router_;
+    std::vector<detail::socket_file> socket_files_;  // removed after the runner closed the sockets
     detail::runner_for<Policy> runner_;
+    std::unique_ptr<detail::background_thread> background_;  // set by start() only
     std::error_code error_;
-    bool listening_ = false;
+    listening listening_ = listening::none;
 };
 
 using server = basic_server<single>;

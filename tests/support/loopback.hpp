@@ -11,12 +11,15 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <regex>
@@ -94,9 +97,26 @@ private:
     int exit_code_ = -1;
 };
 
-// A blocking TCP client with a deadline on every read.
+// A Unix socket address for client: a path, or "@name" for an abstract one (Linux).
+struct unix_address {
+    std::string path;
+};
+
+// A blocking TCP (or Unix socket) client with a deadline on every read.
 class client {
 public:
+    explicit client(const unix_address& to) {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path, to.path.data(), to.path.size());
+        if (!to.path.empty() && to.path[0] == '@') a.sun_path[0] = '\0';
+        auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + to.path.size() + (a.sun_path[0] ? 1 : 0));
+        if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0) {
+            ::close(fd_);
+            throw std::runtime_error("connect to " + to.path + " failed");
+        }
+    }
     explicit client(std::uint16_t port) {
         fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in a{};

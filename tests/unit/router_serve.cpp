@@ -137,7 +137,7 @@ struct serve_case {
 // always (the router answers it), then extension methods in registration order.
 constexpr std::string_view users_allow = "GET, HEAD, PUT, DELETE, OPTIONS, LINK";
 
-constexpr std::array<serve_case, 46> serve_cases{{
+constexpr std::array<serve_case, 61> serve_cases{{
     // name                                 request line                        status allow              body
     {"root",                                "GET /",                            200, "-",                 "GET /"},
     {"param",                               "GET /users/7",                     200, "-",                 "GET /users/:id id=7"},
@@ -151,7 +151,22 @@ constexpr std::array<serve_case, 46> serve_cases{{
     {"extension method",                    "LINK /users/7",                    200, "-",                 "LINK /users/:id id=7"},
     {"extension with wildcard",             "PURGE /cache/a/b",                 200, "-",                 "PURGE /cache/*key key=a/b"},
     {"wildcard decoded",                    "GET /files/a%20b/c%2Fd",           200, "-",                 "GET /files/*path path=a b/c/d"},
-    {"param decoded",                       "GET /users/a%2Fb",                 200, "-",                 "GET /users/:id id=a/b"},
+    {"param with a decoded '/' is 400",     "GET /users/a%2Fb",                 400, "-",                 "Bad Request\n"},
+    {"param that is only %2f is 400",       "GET /users/%2f",                   400, "-",                 "Bad Request\n"},
+    {"param with a decoded NUL is 400",     "GET /users/%00",                   400, "-",                 "Bad Request\n"},
+    {"param NUL inside is 400",             "GET /users/a%00b",                 400, "-",                 "Bad Request\n"},
+    {"param %2e%2e is 400",                 "GET /users/%2e%2e",                400, "-",                 "Bad Request\n"},
+    {"param raw .. is 400",                 "GET /users/..",                    400, "-",                 "Bad Request\n"},
+    {"param ... is a name",                 "GET /users/...",                   200, "-",                 "GET /users/:id id=..."},
+    {"param %2e is a dot",                  "GET /users/%2e",                   200, "-",                 "GET /users/:id id=."},
+    {"wildcard %2e%2e segment is 400",      "GET /files/%2e%2e/secret",         400, "-",                 "Bad Request\n"},
+    {"wildcard %2E%2e at the end is 400",   "GET /files/a/%2E%2e",              400, "-",                 "Bad Request\n"},
+    {"wildcard .%2e is 400",                "GET /files/a/.%2e/b",              400, "-",                 "Bad Request\n"},
+    {"wildcard ..%2f is 400",               "GET /files/..%2fsecret",           400, "-",                 "Bad Request\n"},
+    {"wildcard raw .. is 400",              "GET /files/a/../secret",           400, "-",                 "Bad Request\n"},
+    {"wildcard with a decoded NUL is 400",  "GET /files/a%00.txt",              400, "-",                 "Bad Request\n"},
+    {"wildcard a..b is a name",             "GET /files/a..b/c",                200, "-",                 "GET /files/*path path=a..b/c"},
+    {"wildcard %2e%2e inside a name",       "GET /files/x%2e%2ey",              200, "-",                 "GET /files/*path path=x..y"},
     {"param decoded UTF-8",                 "GET /users/%E2%82%ac",             200, "-",                 "GET /users/:id id=\xE2\x82\xAC"},
     {"plus is a plus in a path",            "GET /users/a+b",                   200, "-",                 "GET /users/:id id=a+b"},
     {"percent-encoded percent",             "GET /users/100%25",                200, "-",                 "GET /users/:id id=100%"},

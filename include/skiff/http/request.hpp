@@ -160,19 +160,25 @@ struct request_access {
         r.params_.count = 0;
     }
 
-    // Percent-decodes the matched parameters in place of their raw views. False: an invalid
-    // escape (answer 400). Allocates only for a request that init() did not size.
+    // Percent-decodes the matched parameters in place of their raw views. False (answer 400):
+    // an invalid escape, or a value route_params.hpp says a handler must not see. The full
+    // check runs only on values that had a '%'. Allocates only for a request that init() did
+    // not size.
     static bool decode_params(request& r) {
         for (std::size_t i = 0; i < r.params_.count; ++i) {
-            std::string_view raw = r.params_.items[i].value;
-            if (raw.find('%') == std::string_view::npos) continue;
+            route_param& p = r.params_.items[i];
+            if (p.value.find('%') == std::string_view::npos) {
+                if (!raw_param_allowed(p.value, p.kind)) return false;
+                continue;
+            }
             r.reserve_arena();
             std::size_t at = r.arena_.size();
-            r.arena_.resize(at + raw.size());  // within the reserved capacity
-            std::optional<std::size_t> n = percent_decode(raw, &r.arena_[at]);
+            r.arena_.resize(at + p.value.size());  // within the reserved capacity
+            std::optional<std::size_t> n = percent_decode(p.value, &r.arena_[at]);
             if (!n) return false;
             r.arena_.resize(at + *n);
-            r.params_.items[i].value = {r.arena_.data() + at, *n};
+            p.value = {r.arena_.data() + at, *n};
+            if (!param_value_allowed(p.value, p.kind)) return false;
         }
         return true;
     }

@@ -10,7 +10,7 @@
 #include <arpa/inet.h>    // inet_pton
 #include <cerrno>         // errno
 #include <cstddef>        // std::size_t
-#include <cstdint>        // std::uint16_t
+#include <cstdint>        // std::uint16_t, std::uint8_t
 #include <fcntl.h>        // fcntl, O_NONBLOCK
 #include <netinet/in.h>   // sockaddr_in, sockaddr_in6
 #include <netinet/tcp.h>  // TCP_NODELAY
@@ -59,6 +59,12 @@ inline bool make_endpoint(const std::string& host, std::uint16_t port, endpoint&
     return false;
 }
 
+// Sets the port of an IPv4 or IPv6 endpoint (a Unix one has none).
+inline void set_endpoint_port(endpoint& ep, std::uint16_t port) noexcept {
+    if (ep.addr.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ep.addr)->sin_port = htons(port);
+    else if (ep.addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ep.addr)->sin6_port = htons(port);
+}
+
 #if defined(SO_REUSEPORT)
 constexpr bool has_reuse_port = true;
 inline bool enable_reuse_port(int fd) noexcept {
@@ -88,13 +94,14 @@ inline std::error_code open_listener(const endpoint& ep, bool reuse_port, int ba
     return {};
 }
 
-// The port a socket is bound to (to learn what port 0 chose).
+// The port a socket is bound to (to learn what port 0 chose); 0 for a Unix socket.
 inline std::uint16_t local_port(int fd) noexcept {
     sockaddr_storage a{};
     socklen_t len = sizeof a;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
     if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
-    return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+    return 0;
 }
 
 // Accepts one connection, non-blocking and close-on-exec. Returns the descriptor, or -1 with
@@ -129,9 +136,13 @@ inline void suppress_sigpipe(int fd) noexcept {
 inline void suppress_sigpipe(int) noexcept {}  // send_flags carries MSG_NOSIGNAL instead
 #endif // SO_NOSIGPIPE
 
-// Per-connection set-up done once at accept.
-inline void prepare_connection(int fd) noexcept {
-    set_nodelay(fd);
+// What a listener's connections are (listener.hpp tells them apart).
+enum class transport : std::uint8_t { tcp, local };
+
+// Per-connection set-up done once at accept. TCP_NODELAY only where there is TCP: a Unix
+// socket has no Nagle delay to turn off.
+inline void prepare_connection(int fd, transport kind = transport::tcp) noexcept {
+    if (kind == transport::tcp) set_nodelay(fd);
     suppress_sigpipe(fd);
 }
 

@@ -286,7 +286,7 @@ private:
                 --top;  // f stays intact until the next push
                 if (!up.wildcard) continue;
                 const trie_node& w = nodes_[up.wildcard.index()];
-                params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}};
+                params.items[f.nparams] = {w.name, {at + f.pos, size - f.pos}, param_kind::rest};
                 params.count = f.nparams + 1u;
                 if (w.methods != 0 && on_match(w)) return;
             }

@@ -1,5 +1,5 @@
-// Accept and admission for one loop: takes connections off the listener until its queue is
-// empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
+// Accept and admission for one loop: takes connections off a ready listener until its queue
+// is empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
 // stops watching the listener while the process is out of descriptors, instead of spinning on
 // it; accepting resumes when a connection closes, or after a pause.
 //
@@ -10,6 +10,7 @@
 
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/listener_list.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
 
@@ -37,11 +38,15 @@ public:
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
     void begin_stop() noexcept { admitting_ = admission::refusing; }
 
-    // The listener is readable: accept until its queue is empty.
-    void accept_ready() {
+    // The listener the poller handed back (data) is readable: accept until its queue is
+    // empty. Connections are prepared here, before any is refused or handed to another loop,
+    // so that even the refusal's send cannot raise SIGPIPE where that is a socket option.
+    void accept_ready(void* data) {
+        listener_slot& l = set_.listener(data);
         for (;;) {
-            int fd = accept_nonblocking(set_.listener_fd());
+            int fd = accept_nonblocking(l.fd.get());
             if (fd >= 0) {
+                prepare_connection(fd, l.kind);
                 if (!set_.hand_off(fd)) admit(fd);
                 continue;
             }
@@ -49,12 +54,12 @@ public:
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return pause();
             break;  // EAGAIN: the queue is empty
         }
-        set_.accept_round_done();
+        set_.accept_round_done(l);
     }
 
+    // A prepared connection, from this loop's listeners or handed over by the acceptor's.
     void admit(int fd) {
         if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse_connection(fd);
-        prepare_connection(fd);
         set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
     }
 

@@ -5,11 +5,13 @@
 // here rather than in whichever policy a program happens to instantiate.
 //
 //   conn, wait_batch                 the connection type; events one wait may take
-//   open(listener, now, tick)        the poller, the listener (may be empty), the timers
+//   open(now, tick)                  the poller and the timers
+//   add_listener(fd, transport)      one more listening socket (none: a loop fed by another)
 //   poller()                         to wait on and to wake
-//   is_listener(data), listener_fd(), port(),
-//   accept_round_done(), pause_accepting(), resume_accepting()
-//                                    the listener: re-armed after a round (one-shot), paused
+//   is_listener(data), listener(data), port(),
+//   accept_round_done(listener), pause_accepting(), resume_accepting()
+//                                    the listeners (listener_list.hpp): the one an event is
+//                                    for, re-armed after its round (one-shot), all paused
 //                                    while descriptors run out
 //   hand_off(fd)                     true when another loop takes an accepted connection
 //   add, remove, watch, arm          a connection's slot, interest and deadline
@@ -25,7 +27,9 @@
 #define SKIFF_SERVER_CONNECTION_SET_HPP
 
 #include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/listener_list.hpp"
 
 #include <cstdint>      // std::int64_t, std::uint8_t
 #include <type_traits>  // std::void_t, std::true_type, std::is_base_of_v
@@ -39,11 +43,14 @@ struct has_set_members : std::false_type {};
 template <class S>
 struct has_set_members<
     S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
-                   decltype(std::declval<S&>().open(std::declval<unique_fd>(), std::int64_t{}, std::int64_t{})),
+                   decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
+                   decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
-                   decltype(int{std::declval<const S&>().listener_fd()}), decltype(std::declval<const S&>().port()),
-                   decltype(std::declval<S&>().accept_round_done()), decltype(std::declval<S&>().pause_accepting()),
+                   decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
+                   decltype(std::declval<const S&>().port()),
+                   decltype(std::declval<S&>().accept_round_done(std::declval<listener_slot&>())),
+                   decltype(std::declval<S&>().pause_accepting()),
                    decltype(std::declval<S&>().resume_accepting()), decltype(bool{std::declval<S&>().hand_off(0)}),
                    decltype(bool{std::declval<S&>().add(0, deadline_kind::idle, std::int64_t{})}),
                    decltype(std::declval<S&>().remove(std::declval<typename S::conn&>())),

@@ -94,7 +94,7 @@ private:
     }
 
     void dispatch(const poll_event& ev) {
-        if (set_.is_listener(ev.data)) return acceptor_.accept_ready();
+        if (set_.is_listener(ev.data)) return acceptor_.accept_ready(ev.data);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
         if (note(serve_event(c, ev)) == fate::open) set_.event_done(c);

@@ -11,11 +11,13 @@
 #define SKIFF_SERVER_LOCAL_SET_HPP
 
 #include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poller.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/listener_list.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
 #include <atomic>        // the sharded server's stop flag
@@ -35,25 +37,28 @@ public:
     // One loop takes every ready descriptor it can in one wait: nobody else would serve them.
     static constexpr int wait_batch = 256;
 
-    std::error_code open(unique_fd listener, std::int64_t now_ms, std::int64_t tick_ms) {
+    std::error_code open(std::int64_t now_ms, std::int64_t tick_ms) {
         timers_.init(now_ms, tick_ms, 512);
-        if (auto ec = poller_.open()) return ec;
-        listener_ = std::move(listener);
-        if (!listener_) return {};  // a sharded loop fed by the acceptor
-        port_ = local_port(listener_.get());
-        return poller_.add(listener_.get(), &listener_, watch_read);
+        return poller_.open();
+    }
+
+    // A sharded loop fed by the acceptor has none.
+    std::error_code add_listener(unique_fd fd, transport kind) {
+        listener_slot* l = listeners_.add(std::move(fd), kind);
+        if (l == nullptr) return listen_errc::too_many_listeners;
+        return poller_.add(l->fd.get(), l, watch_read);
     }
 
     default_poller& poller() noexcept { return poller_; }
 
-    // ---- the listener -------------------------------------------------------------------
+    // ---- the listeners ------------------------------------------------------------------
 
-    bool is_listener(const void* data) const noexcept { return data == &listener_; }
-    int listener_fd() const noexcept { return listener_.get(); }
-    std::uint16_t port() const noexcept { return port_; }
-    void accept_round_done() noexcept {}  // level-triggered: nothing to re-arm
-    void pause_accepting() noexcept { watch_listener(watch_none); }
-    void resume_accepting() noexcept { watch_listener(watch_read); }
+    bool is_listener(const void* data) const noexcept { return listeners_.contains(data); }
+    listener_slot& listener(void* data) noexcept { return listeners_.at(data); }
+    std::uint16_t port() const noexcept { return listeners_.port(); }
+    static void accept_round_done(listener_slot&) noexcept {}  // level-triggered: nothing to re-arm
+    void pause_accepting() noexcept { watch_listeners(watch_none); }
+    void resume_accepting() noexcept { watch_listeners(watch_read); }
     static bool hand_off(int) noexcept { return false; }  // this loop serves what it accepts
 
     // ---- connections --------------------------------------------------------------------
@@ -119,10 +124,8 @@ public:
     void begin_stop(std::int64_t deadline, Settle settle) {
         stop_deadline_ = deadline;
         stopping_ = true;
-        if (listener_) {
-            poller_.remove(listener_.get());
-            listener_.reset();
-        }
+        listeners_.for_each([this](listener_slot& l) { poller_.remove(l.fd.get()); });
+        listeners_.close_all();
         pool_.for_each_open(settle);
     }
 
@@ -137,18 +140,17 @@ public:
     }
 
 private:
-    void watch_listener(std::uint8_t w) noexcept {
-        if (listener_) poller_.modify(listener_.get(), &listener_, w);
+    void watch_listeners(std::uint8_t w) noexcept {
+        listeners_.for_each([&](listener_slot& l) { poller_.modify(l.fd.get(), &l, w); });
     }
 
     default_poller poller_;
-    unique_fd listener_;
+    listener_list listeners_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
     std::size_t size_ = 0;
     std::int64_t stop_deadline_ = 0;
     bool stopping_ = false;
-    std::uint16_t port_ = 0;
 };
 
 class sharded_set : public local_set {

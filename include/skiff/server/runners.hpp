@@ -3,6 +3,13 @@
 // single_runner only and contains no thread, atomic or mutex. A runner owns the connection
 // sets and the loops that serve them: one of each (single), one of each per thread
 // (sharded), or one set that every thread's loop serves (shared).
+//
+// Listeners come in two kinds. listen(endpoint) opens a TCP socket itself, and so, under
+// sharded with SO_REUSEPORT, one per loop. adopt(fd) takes a socket that is open already (a
+// Unix socket, one a caller or systemd passed): it cannot be opened again, so under sharded
+// every loop watches a duplicate of it (the kernel wakes them all on a connection and one
+// accept wins), or, with the round-robin acceptor, loop 0 alone. The sets and loops are
+// created by the first listener; each later one is added to them.
 #ifndef SKIFF_SERVER_RUNNERS_HPP
 #define SKIFF_SERVER_RUNNERS_HPP
 
@@ -11,6 +18,7 @@
 #include "skiff/platform/thread.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/acceptor.hpp"
+#include "skiff/server/background.hpp"
 #include "skiff/server/event_loop.hpp"
 #include "skiff/server/local_set.hpp"
 #include "skiff/server/loop_time.hpp"
@@ -20,7 +28,8 @@
 
 #include <atomic>        // the sharded stop flag
 #include <cstddef>       // std::size_t
-#include <cstdint>       // std::uint16_t
+#include <cstdint>       // std::uint16_t, std::uint8_t
+#include <fcntl.h>       // fcntl F_DUPFD_CLOEXEC for a listener each sharded loop watches
 #include <memory>        // std::unique_ptr for sets and loops (they never move)
 #include <system_error>  // std::error_code
 #include <thread>        // std::thread for sharded and shared workers
@@ -38,17 +47,26 @@ public:
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-        loop_.open();
-        return {};
+        return adopt(std::move(fd), transport::tcp, opt);
+    }
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (state_ == set_state::closed) {
+            if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
+            loop_.open();
+            state_ = set_state::open;
+        }
+        return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loop_.port(); }
     std::error_code run() { return loop_.run(); }
     void stop() noexcept { loop_.wake(); }
 
 private:
+    enum class set_state : std::uint8_t { closed, open };
+
     local_set set_;
     event_loop<Policy> loop_;
+    set_state state_ = set_state::closed;
 };
 
 // Runs fn on `workers` threads, each pinned and started as the options say, and joins them.
@@ -61,6 +79,7 @@ void run_workers(std::size_t workers, const options& opt, Fn fn) {
             if (!opt.cpus.empty()) pin_current_thread(opt.cpus[i % opt.cpus.size()]);
             else if (opt.pin_workers) pin_current_thread(static_cast<int>(i % cpu_count()));
             if (opt.on_worker_start) opt.on_worker_start(static_cast<unsigned>(i));
+            on_serving_thread() = true;  // a handler's stop() must not wait for this thread
             fn(i);
         });
     }
@@ -90,27 +109,25 @@ public:
     // One SO_REUSEPORT listener per loop; or, without it, one listener on loop 0, which hands
     // connections round-robin to all loops.
     std::error_code listen(endpoint ep, const options& opt) {
-        std::size_t n = worker_count(opt);
-        bool reuse = opt.reuse_port && has_reuse_port;
-        for (std::size_t i = 0; i < n; ++i) {
-            sets_.push_back(std::make_unique<sharded_set>());
-            sets_.back()->follow(stop_);
+        if (auto ec = open_loops(opt)) return ec;
+        for (std::size_t i = 0; i < listening_loops(); ++i) {
             unique_fd fd;
-            if (i == 0 || reuse) {
-                if (auto ec = open_listener(ep, reuse, opt.listen_backlog, fd)) return ec;
-                if (i == 0) set_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
-            }
-            if (auto ec = sets_.back()->open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-            loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
-            loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
-            loops_.back()->open();
-        }
-        if (!reuse) {
-            std::vector<sharded_set*> all;
-            for (auto& s : sets_) all.push_back(s.get());
-            sets_[0]->hand_to(std::move(all));
+            if (auto ec = open_listener(ep, reuse(), opt.listen_backlog, fd)) return ec;
+            if (i == 0) set_endpoint_port(ep, local_port(fd.get()));  // port 0: the others join the one chosen
+            if (auto ec = sets_[i]->add_listener(std::move(fd), transport::tcp)) return ec;
         }
         return {};
+    }
+
+    // Every listening loop watches the socket: loop 0 the descriptor, the others duplicates.
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (auto ec = open_loops(opt)) return ec;
+        for (std::size_t i = 1; i < listening_loops(); ++i) {
+            unique_fd copy(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+            if (!copy) return last_errno();
+            if (auto ec = sets_[i]->add_listener(std::move(copy), kind)) return ec;
+        }
+        return sets_[0]->add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
 
@@ -129,17 +146,39 @@ public:
     }
 
 private:
-    static void set_port(endpoint& ep, std::uint16_t port) noexcept {
-        auto* v4 = reinterpret_cast<sockaddr_in*>(&ep.addr);
-        if (v4->sin_family == AF_INET) v4->sin_port = htons(port);
-        else reinterpret_cast<sockaddr_in6*>(&ep.addr)->sin6_port = htons(port);
+    // The first listener creates the loops; the round-robin acceptor (no SO_REUSEPORT) is
+    // loop 0, handing to all.
+    std::error_code open_loops(const options& opt) {
+        if (!loops_.empty()) return {};
+        std::size_t n = worker_count(opt);
+        accepting_ = opt.reuse_port && has_reuse_port ? accepting::every_loop : accepting::loop_zero;
+        for (std::size_t i = 0; i < n; ++i) {
+            sets_.push_back(std::make_unique<sharded_set>());
+            sets_.back()->follow(stop_);
+            if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
+            loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
+            loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
+            loops_.back()->open();
+        }
+        if (!reuse()) {
+            std::vector<sharded_set*> all;
+            for (auto& s : sets_) all.push_back(s.get());
+            sets_[0]->hand_to(std::move(all));
+        }
+        return {};
     }
+    bool reuse() const noexcept { return accepting_ == accepting::every_loop; }
+    std::size_t listening_loops() const noexcept { return reuse() ? sets_.size() : 1; }
+
+    // every_loop: SO_REUSEPORT, each loop accepts its own; loop_zero: the round-robin acceptor.
+    enum class accepting : std::uint8_t { every_loop, loop_zero };
 
     const options& opt_;
     const router& router_;
     std::vector<std::unique_ptr<sharded_set>> sets_;
     std::vector<std::unique_ptr<loop>> loops_;
     std::atomic<bool> stop_{false};
+    accepting accepting_ = accepting::every_loop;
 };
 
 template <class Policy>
@@ -152,12 +191,17 @@ public:
     std::error_code listen(const endpoint& ep, const options& opt) {
         unique_fd fd;
         if (auto ec = open_listener(ep, false, opt.listen_backlog, fd)) return ec;
-        if (auto ec = set_.open(std::move(fd), monotonic_ms(), tick_for(opt))) return ec;
-        for (std::size_t i = 0; i < worker_count(opt); ++i) {
-            loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
-            loops_.back()->open();
+        return adopt(std::move(fd), transport::tcp, opt);
+    }
+    std::error_code adopt(unique_fd fd, transport kind, const options& opt) {
+        if (loops_.empty()) {
+            if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
+            for (std::size_t i = 0; i < worker_count(opt); ++i) {
+                loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
+                loops_.back()->open();
+            }
         }
-        return {};
+        return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }
 

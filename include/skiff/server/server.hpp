@@ -5,23 +5,34 @@
 //   if (auto ec = app.listen(8080)) return 1;        // 127.0.0.1 unless a host is given
 //   return app.run();                                // until stop(); 0 on a clean stop
 //
-// Routes are registered before listen(); from then on the router is read-only and shared by
-// every loop. Errors at start-up (a bad pattern, a port in use) are reported before serving:
-// route registration throws route_error, listen() returns the error code.
+// Routes are registered before the first listener; from then on the router is read-only and
+// shared by every loop. A server may have several listeners (TCP ports, Unix sockets,
+// adopted or systemd descriptors, up to max_listeners) and accepts on all of them. Errors at
+// start-up (a bad pattern, a port in use) are reported before serving: route registration
+// throws route_error, the listen calls return the error code. run() serves on the caller's
+// thread; start() on a thread of its own (background.hpp), which stop() and the destructor
+// join.
 #ifndef SKIFF_SERVER_SERVER_HPP
 #define SKIFF_SERVER_SERVER_HPP
 
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/listen_error.hpp"
+#include "skiff/platform/listener.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/router/router.hpp"
+#include "skiff/server/background.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
 #include "skiff/server/runners.hpp"
 
-#include <cstdint>       // std::uint16_t
-#include <string>        // std::string host
+#include <cstdint>       // std::uint16_t, std::uint8_t
+#include <memory>        // std::unique_ptr for the background thread
+#include <string>        // std::string host and path
 #include <string_view>   // std::string_view patterns
+#include <sys/types.h>   // mode_t
 #include <system_error>  // std::error_code
 #include <utility>       // std::move
+#include <vector>        // std::vector of socket files and inherited descriptors
 
 namespace skiff {
 
@@ -35,6 +46,10 @@ public:
     explicit basic_server(skiff::options opt = {}) : opt_(std::move(opt)), runner_(opt_, router_) {}
     basic_server(const basic_server&) = delete;
     basic_server& operator=(const basic_server&) = delete;
+    // A server start()ed and still serving is stopped and joined first.
+    ~basic_server() {
+        if (background_) stop();
+    }
 
     // Registers a handler. Patterns: "/static", "/user/:id", "/files/*path" (see router/trie.hpp).
     basic_server& route(std::string_view method, std::string_view pattern, handler h) {
@@ -59,43 +74,111 @@ public:
         return *this;
     }
 
-    // Binds and listens (port 0: the system picks; see port()). host is an IPv4 or IPv6
-    // literal. Call once, after the routes are registered.
+    // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
+    // All of them before run() or start(), after the routes. Each returns the cause of a
+    // failure (errno, skiff.listen or skiff.resolve category) and leaves the others in place.
+
+    // TCP on host:port (port 0: the system picks; see port()). host is an IPv4 or IPv6 literal
+    // ("0.0.0.0", "::1") or a name resolved with getaddrinfo ("localhost": its IPv4 address
+    // when it has one, else the first given).
     std::error_code listen(std::uint16_t port, const std::string& host = "127.0.0.1") {
+        if (background_) return listen_errc::already_started;
         detail::endpoint ep;
-        if (!detail::make_endpoint(host, port, ep)) return std::make_error_code(std::errc::invalid_argument);
-        std::error_code ec = runner_.listen(ep, opt_);
-        listening_ = !ec;
-        return ec;
+        if (auto ec = detail::resolve_endpoint(host, port, ep)) return ec;
+        return note(runner_.listen(ep, opt_));
     }
 
+    // A Unix domain socket at path, its file given `mode` before it accepts anyone (0660: the
+    // owner and its group; 0666 for every local user). A socket file that no server answers on
+    // any more (left by a crash) is replaced; a live one, or a file of another kind, is an
+    // error. The file is removed when the server is destroyed. On Linux, "@name" is an
+    // abstract socket: no file, no mode, gone with the server.
+    std::error_code listen_unix(const std::string& path, mode_t mode = 0660) {
+        if (background_) return listen_errc::already_started;
+        detail::unique_fd fd;
+        if (auto ec = detail::open_unix_listener(path, mode, opt_.listen_backlog, fd)) return ec;
+        if (path.front() != '@') socket_files_.emplace_back(path);
+        return note(runner_.adopt(std::move(fd), detail::transport::local, opt_));
+    }
+
+    // A socket someone else opened and put in the listening state (TCP or Unix). When it is
+    // not one (not_a_listener, not_a_stream, EBADF, ENOTSOCK) fd is left as it was, still the
+    // caller's; otherwise the server owns it from here on and closes it when done.
+    std::error_code adopt(int fd) {
+        if (background_) return listen_errc::already_started;
+        detail::transport kind = detail::transport::tcp;
+        if (auto ec = detail::check_listener(fd, kind)) return ec;
+        return note(runner_.adopt(detail::unique_fd(fd), kind, opt_));
+    }
+
+    // systemd socket activation (sd_listen_fds(3)): adopts every descriptor systemd passed
+    // (LISTEN_FDS from 3, when LISTEN_PID is this process) and unsets those variables, as
+    // sd_listen_fds(1) does; no_systemd_sockets when there are none. Call it before starting
+    // threads (unsetenv is not thread-safe). On an error, the descriptors after the one that
+    // failed are left as they are.
+    std::error_code listen_systemd() {
+        std::vector<int> fds;
+        if (auto ec = detail::systemd_fds(fds)) return ec;
+        for (int fd : fds)
+            if (auto ec = adopt(fd)) return ec;
+        return {};
+    }
+
+    // The port of the first TCP listener (what port 0 chose); 0 when none is TCP.
     std::uint16_t port() const noexcept { return runner_.port(); }
 
-    // Serves until stop(); returns 0 after a clean stop, 1 when listen() did not succeed or
-    // the poller failed (error() says why).
+    // Serves on this thread until stop(); returns 0 after a clean stop, 1 when no listener was
+    // added or the poller failed (error() says why).
     int run() {
-        if (!listening_) return 1;
+        if (listening_ == listening::none) {
+            error_ = listen_errc::no_listener;
+            return 1;
+        }
         error_ = runner_.run();
         return error_ ? 1 : 0;
+    }
+
+    // Serves on a new thread and returns at once; stop() (or the destructor) stops and joins
+    // it, and error() then says how serving ended. Errors: no_listener, already_started.
+    // Only a program that calls start() contains its thread.
+    std::error_code start() {
+        if (listening_ == listening::none) return listen_errc::no_listener;
+        if (background_) return listen_errc::already_started;
+        background_ = detail::start_background([this] { error_ = runner_.run(); });
+        return {};
     }
 
     // Why the last run() ended other than by stop(): the poller's error; empty otherwise.
     std::error_code error() const noexcept { return error_; }
 
-    // Stops serving: the listener closes, requests already read are answered, idle
+    // Stops serving: the listeners close, requests already read are answered, idle
     // connections close, and run() returns within options::stop_timeout. Safe to call from
-    // another thread or a signal handler, once listen() has succeeded.
-    void stop() noexcept { runner_.stop(); }
+    // another thread or a signal handler, once a listener was added. After start(), it also
+    // waits for the serving thread to finish (so: from a thread, not a signal handler; from a
+    // handler of this server it cannot wait, and returns at once).
+    void stop() noexcept {
+        runner_.stop();
+        if (background_) background_->join();
+    }
 
     const skiff::options& settings() const noexcept { return opt_; }
     skiff::router& router() noexcept { return router_; }
 
 private:
+    enum class listening : std::uint8_t { none, some };
+
+    std::error_code note(std::error_code ec) noexcept {
+        if (!ec) listening_ = listening::some;
+        return ec;
+    }
+
     skiff::options opt_;
     skiff::router router_;
+    std::vector<detail::socket_file> socket_files_;  // removed after the runner closed the sockets
     detail::runner_for<Policy> runner_;
+    std::unique_ptr<detail::background_thread> background_;  // set by start() only
     std::error_code error_;
-    bool listening_ = false;
+    listening listening_ = listening::none;
 };
 
 using server = basic_server<single>;

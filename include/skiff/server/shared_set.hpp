@@ -19,11 +19,13 @@
 #define SKIFF_SERVER_SHARED_SET_HPP
 
 #include "skiff/detail/unique_fd.hpp"
+#include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poller.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/listener_list.hpp"
 
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
@@ -52,28 +54,35 @@ public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
 
-    std::error_code open(unique_fd listener, std::int64_t, std::int64_t tick_ms) {
+    std::error_code open(std::int64_t, std::int64_t tick_ms) {
         tick_ = tick_ms;
-        if (auto ec = poller_.open()) return ec;
-        listener_ = std::move(listener);
-        port_ = local_port(listener_.get());
         listener_open_.store(true);
-        return poller_.add(listener_.get(), &listener_, watch_read, poll_mode::oneshot);
+        return poller_.open();
+    }
+
+    // Before the workers start: the list is not guarded.
+    std::error_code add_listener(unique_fd fd, transport kind) {
+        listener_slot* l = listeners_.add(std::move(fd), kind);
+        if (l == nullptr) return listen_errc::too_many_listeners;
+        return poller_.add(l->fd.get(), l, watch_read, poll_mode::oneshot);
     }
 
     default_poller& poller() noexcept { return poller_; }
 
-    // ---- the listener: one, shared by every thread, re-armed after each accept round ----
+    // ---- the listeners: shared by every thread, each re-armed after its accept round ----
 
-    bool is_listener(const void* data) const noexcept { return data == &listener_; }
-    int listener_fd() const noexcept { return listener_.get(); }
-    std::uint16_t port() const noexcept { return port_; }
-    void accept_round_done() noexcept {
+    bool is_listener(const void* data) const noexcept { return listeners_.contains(data); }
+    listener_slot& listener(void* data) noexcept { return listeners_.at(data); }
+    std::uint16_t port() const noexcept { return listeners_.port(); }
+    void accept_round_done(listener_slot& l) noexcept {
         if (listener_open_.load(std::memory_order_relaxed))
-            poller_.modify(listener_.get(), &listener_, watch_read, poll_mode::oneshot);
+            poller_.modify(l.fd.get(), &l, watch_read, poll_mode::oneshot);
     }
     static void pause_accepting() noexcept {}  // one-shot: it stays disarmed until re-armed
-    void resume_accepting() noexcept { accept_round_done(); }
+    // Re-arming one that is armed already changes nothing, so all are.
+    void resume_accepting() noexcept {
+        listeners_.for_each([this](listener_slot& l) { accept_round_done(l); });
+    }
     static bool hand_off(int) noexcept { return false; }
 
     // ---- connections --------------------------------------------------------------------
@@ -170,8 +179,10 @@ public:
         // number could be reused under them) but shut: Linux then stops listening, and new
         // connections are refused. close_all() closes it once every worker has returned.
         listener_open_.store(false);
-        poller_.remove(listener_.get());
-        ::shutdown(listener_.get(), SHUT_RDWR);
+        listeners_.for_each([this](listener_slot& l) {
+            poller_.remove(l.fd.get());
+            ::shutdown(l.fd.get(), SHUT_RDWR);
+        });
     }
 
     // Two ticks past the stop deadline, so that the reaper's last round has been handled.
@@ -187,7 +198,7 @@ public:
     // After every worker has returned: the connections past the stop deadline, the listener.
     void close_all() noexcept {
         pool_.for_each_open([this](conn& c) { remove(c); });
-        listener_.reset();
+        listeners_.close_all();
     }
 
 private:
@@ -206,7 +217,7 @@ private:
     }
 
     default_poller poller_;
-    unique_fd listener_;
+    listener_list listeners_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
     std::mutex pool_lock_;
@@ -217,7 +228,6 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::int64_t> stop_deadline_{0};
-    std::uint16_t port_ = 0;
 };
 
 static_assert(is_connection_set<shared_set>,
