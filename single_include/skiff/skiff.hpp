@@ -2246,7 +2246,7 @@ inline parse_status parse_field_line(const byte_scans& scan, const char*& pos, c
 // RFC 9110 §15.5.20: the section, its final CRLF included, must fit in max_header_bytes
 // (431). As for the request line, only that window is parsed, so the answer depends on its
 // bytes alone and any split of the stream gives the same one.
-inline parse_status parse_fields(const char*& pos, const char* end, request_head& h, header_field* fields,
+SKIFF_ALWAYS_INLINE parse_status parse_fields(const char*& pos, const char* end, request_head& h, header_field* fields,
                                  const parse_limits& limits, field_facts& facts) noexcept {
     const char* window = cap(pos, end, limits.max_header_bytes);
     const char* p = pos;
