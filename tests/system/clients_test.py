@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Real clients against system_app, every response checked: curl (HTTP/1.0 and 1.1,
 --data-binary, a chunked upload, --no-keepalive, Expect: 100-continue, connection reuse),
-Python's http.client (keep-alive, chunked upload, HEAD, 404, 405), ApacheBench `ab -k` (GET
+the default request limits as curl meets them (414, 431, 413), Python's http.client (keep-alive, chunked upload, HEAD, 404, 405), ApacheBench `ab -k` (GET
 and POST: no failed and no non-2xx response), wrk with and without pipelining (each response's
-status and body checked by wrk_check.lua). Usage: clients_test.py BINARY {curl|http_client|ab|wrk}"""
+status and body checked by wrk_check.lua). Usage: clients_test.py BINARY {curl|limits|http_client|ab|wrk}"""
 import http.client
 import os
 import re
@@ -60,6 +60,29 @@ def curl_scenario(binary):
         check(rc == 0 and out.startswith("HTTP/1.1 405") and re.search(r"(?im)^Allow: .*GET", out),
               "curl DELETE / is 405 with Allow")
         check(app.alive(), "the server is still running")
+
+
+def limits_scenario(binary):
+    """The default request limits as curl meets them (README, "Limits and deadlines")."""
+    with skiff_app(binary) as app, tempdir("limits") as tmp:
+        url = "http://127.0.0.1:%d" % app.port
+        def status(*args):
+            rc, out, err = curl("-o", "/dev/null", "-w", "%{http_code}", *args)
+            return out if rc == 0 else "curl failed: " + err.strip()
+        check(status(url + "/user/" + "a" * 8200) == "414", "limits: a request line over 8 KiB is 414")
+        check(status(url + "/user/" + "a" * 8000) == "200", "limits: a request line under 8 KiB is served")
+        fields = [a for i in range(98) for a in ("-H", "X-F%d: v" % i)]   # curl adds Host, User-Agent, Accept
+        check(status(*fields, url + "/") == "431", "limits: 101 field lines (max_headers 100) are 431")
+        check(status(*fields[:-2], url + "/") == "200", "limits: 100 field lines are served")
+        check(status("-H", "X-Big: " + "v" * 8300, url + "/") == "431", "limits: a header section over 8 KiB is 431")
+        payload = os.path.join(tmp, "big.bin")
+        for size, want in ((1 << 20, "200"), ((1 << 20) + 1, "413")):
+            with open(payload, "wb") as f:
+                f.write(b"z" * size)
+            check(status("--data-binary", "@" + payload, url + "/echo") == want,
+                  "limits: a body of %d bytes (max_body 1 MiB) is %s" % (size, want))
+        check(status("-H", "Transfer-Encoding: chunked", "--data-binary", "@" + payload, url + "/echo") == "413",
+              "limits: a chunked body over 1 MiB is 413")
 
 
 def http_client_scenario(binary):
@@ -141,5 +164,5 @@ def wrk_scenario(binary):
 
 
 if __name__ == "__main__":
-    main({"curl": curl_scenario, "http_client": http_client_scenario, "ab": ab_scenario, "wrk": wrk_scenario},
+    main({"curl": curl_scenario, "limits": limits_scenario, "http_client": http_client_scenario, "ab": ab_scenario, "wrk": wrk_scenario},
          budget=55)
