@@ -4,7 +4,8 @@ file on free ports, as the current user, with a temporary directory for pid, log
 files) in front of two instances. For each of the proxy's front ports (keep-alive to the
 upstreams, and a connection per request: nginx's default HTTP/1.0, HAProxy's
 http-server-close), checks: GETs answered by both instances; POST with a Content-Length body
-and a chunked body echoed; a pipelining client's 20 mixed requests answered in order; whether
+and a chunked body echoed, and how the chunked one reached skiff (chunked, or buffered into a
+Content-Length); a pipelining client's 20 mixed requests answered in order; whether
 upstream connections are kept or closed, seen in the instances' descriptors. Then one instance
 is killed (SIGKILL) under load from 8 keep-alive clients: at most the requests it held (one per
 client) may fail, and every request sent once the proxy has noticed is answered by the other.
@@ -23,15 +24,18 @@ from support import (HELLO, check, free_port, main, read_responses, skiff_app, t
 HERE = os.path.dirname(os.path.abspath(__file__))
 BODY = bytes((i * 13 + 5) % 256 for i in range(100_000))
 
-# Per proxy: config template, command ({dir}: the temp dir), front ports by role and whether
-# the upstream connection outlives the request; the ones that close come first, so that the
-# instances' descriptors can be counted against the baseline before any pool exists.
+# Per proxy: config template, command ({dir}: the temp dir), and its front ports by role: whether
+# the upstream connection outlives the request, and how a chunked upload reaches skiff (nginx
+# buffers it and sends a Content-Length unless request buffering is off; HAProxy passes it on).
+# The roles that close come first, so that the instances' descriptors can be counted against
+# the baseline before any pool exists.
+LENGTH, CHUNKED = b"length 100000", b"chunked"
 PROXIES = {
     "nginx": ("nginx.conf.in", ["nginx", "-p", "{dir}", "-c", "{dir}/proxy.conf", "-e", "{dir}/error.log",
                                 "-g", "daemon off;"],
-              {"HTTP10_PORT": False, "KEEPALIVE_PORT": True, "STREAM_PORT": True}),
+              {"HTTP10_PORT": (False, LENGTH), "KEEPALIVE_PORT": (True, LENGTH), "STREAM_PORT": (True, CHUNKED)}),
     "haproxy": ("haproxy.cfg.in", ["haproxy", "-f", "{dir}/proxy.conf", "-db"],
-                {"CLOSE_PORT": False, "KEEPALIVE_PORT": True}),
+                {"CLOSE_PORT": (False, CHUNKED), "KEEPALIVE_PORT": (True, CHUNKED)}),
 }
 
 
@@ -39,7 +43,7 @@ class proxy:
     def __init__(self, kind, app_ports, tmp):
         template, command, roles = PROXIES[kind]
         self.ports = {role: free_port() for role in roles}
-        self.keeps = roles
+        self.roles = roles
         values = dict(self.ports, APP1_PORT=app_ports[0], APP2_PORT=app_ports[1], DIR=tmp,
                       USER="user root;" if os.geteuid() == 0 else "")  # nginx workers: ours
         text = open(os.path.join(HERE, template)).read()
@@ -95,7 +99,7 @@ def pipelined(port):
     return [(status, body) for status, _, body in got] == want
 
 
-def traffic(port, label, apps):
+def traffic(port, label, upload_framing):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
         names = set()
@@ -114,6 +118,11 @@ def traffic(port, label, apps):
         conn.request("POST", "/echo", body=iter([BODY[:10], BODY[10:60_000], BODY[60_000:]]), encode_chunked=True)
         r = conn.getresponse()
         check((r.status, r.read()) == (200, BODY), "%s: chunked POST (100 KB, three chunks) echoed" % label)
+        conn.request("POST", "/framing", body=iter([BODY[:10], BODY[10:]]), encode_chunked=True)
+        r = conn.getresponse()
+        got = r.read()
+        check(got == upload_framing,
+              "%s: a chunked upload reaches skiff framed as %r (%r)" % (label, upload_framing, got))
         return conn   # still open: the caller looks at upstream connections while it is
     except BaseException:
         conn.close()
@@ -162,9 +171,9 @@ def scenario(kind):
             front = proxy(kind, (a.port, b.port), tmp)
             try:
                 base = (a.fds(), b.fds())
-                for role, keeps in front.keeps.items():
+                for role, (keeps, framing) in front.roles.items():
                     label = "%s %s" % (kind, role.lower().replace("_port", ""))
-                    conn = traffic(front.ports[role], label, (a, b))
+                    conn = traffic(front.ports[role], label, framing)
                     try:
                         if keeps:
                             check(wait_for(lambda: a.fds() > base[0] and b.fds() > base[1], 3),

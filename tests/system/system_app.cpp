@@ -1,6 +1,7 @@
 // The server the black-box system tests (tests/system/*.py) start: the contract routes
 // (GET /, POST /echo, ...) plus GET /name (which instance answered, for the proxy tests) and
-// GET /big/:kib (a body of that many KiB, for slow readers and resets mid-response).
+// GET /big/:kib (a body of that many KiB, for slow readers and resets mid-response), and
+// POST /framing (how the body came: "chunked" or "length N", to see what a proxy forwards).
 // Env: PORT (0: the kernel picks), NAME, MAX_CONNECTIONS, HEADER_TIMEOUT_MS, WRITE_TIMEOUT_MS;
 // unset means the skiff default. Prints "serving PORT" once listening; SIGTERM stops it.
 #include "../../tools/bench/contract.hpp"
@@ -36,6 +37,10 @@ int main() {
     const char* name_env = std::getenv("NAME");
     static const std::string name = name_env ? name_env : "skiff";
     app.get("/name", [](skiff::request&, skiff::response& res) { res.text(name); });
+    app.post("/framing", [](skiff::request& req, skiff::response& res) {
+        bool chunked = req.has_header("transfer-encoding");
+        res.text(chunked ? std::string("chunked") : "length " + std::string(req.header("content-length")));
+    });
     static const std::string mebibyte(1 << 20, 'x');
     app.get("/big/:kib", [](skiff::request& req, skiff::response& res) {
         std::size_t kib = std::strtoul(std::string(req.param("kib")).c_str(), nullptr, 10);
