@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Real clients against system_app, every response checked: curl (HTTP/1.0 and 1.1,
---data-binary, a chunked upload, --no-keepalive, Expect: 100-continue, connection reuse),
-the default request limits as curl meets them (414, 431, 413), Python's http.client (keep-alive, chunked upload, HEAD, 404, 405), ApacheBench `ab -k` (GET
-and POST: no failed and no non-2xx response), wrk with and without pipelining (each response's
-status and body checked by wrk_check.lua). Usage: clients_test.py BINARY {curl|limits|http_client|ab|wrk}"""
+"""Real clients against system_app, every response checked:
+  curl         HTTP/1.0 and 1.1, --data-binary, a chunked upload, --no-keepalive (no TCP probes),
+               Connection: close, Expect: 100-continue, one connection reused, 404, 405
+  limits       the default request limits as curl meets them: 414, 431 (bytes and lines), 413
+  http_client  Python's http.client: 200 keep-alive GETs, Content-Length and chunked uploads,
+               HEAD, 404 and 405 on one connection
+  ab           ApacheBench `ab -k`, GET and POST: none failed, none non-2xx
+  wrk          wrk 1, 16 and 8 deep (wrk_check.lua checks each response's status and body)
+Usage: clients_test.py BINARY {curl|limits|http_client|ab|wrk}"""
 import http.client
 import os
 import re
@@ -164,5 +168,5 @@ def wrk_scenario(binary):
 
 
 if __name__ == "__main__":
-    main({"curl": curl_scenario, "limits": limits_scenario, "http_client": http_client_scenario, "ab": ab_scenario, "wrk": wrk_scenario},
-         budget=55)
+    main({"curl": curl_scenario, "limits": limits_scenario, "http_client": http_client_scenario,
+          "ab": ab_scenario, "wrk": wrk_scenario}, budget=55)
