@@ -22,12 +22,12 @@ Usage: hostile_test.py BINARY SCENARIO"""
 import os
 import re
 import resource
-import select
 import socket
 import threading
 import time
 
-from support import HELLO, check, expect_known_bug, fetch, get_ok, main, read_responses, reset, run, skiff_app, wait_for
+from support import (HELLO, check, expect_known_bug, fetch, get_ok, main, read_responses, readable, reset, run,
+                     skiff_app, wait_for)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -116,8 +116,7 @@ def slowloris(binary):
                             s.send(b"X-Slow: 1\r\n")
                         except OSError:
                             pass
-                readable, _, _ = select.select([s for s in slow if s not in answered], [], [], 1.0)
-                for s in readable:
+                for s in readable([s for s in slow if s not in answered], 1.0):
                     try:
                         answered[s] = s.recv(4096)
                     except OSError as e:
@@ -143,10 +142,9 @@ def connection_flood(binary):
         # Until 150 are answered or 4 s pass (well before a silent one meets header_timeout, 10 s).
         answered, end = set(), time.monotonic() + 4
         while len(answered) < 150 and time.monotonic() < end:
-            readable, _, _ = select.select([s for s in socks if s not in answered], [], [], 0.2)
-            answered.update(readable)
+            answered.update(readable([s for s in socks if s not in answered], 0.2))
         time.sleep(0.2)   # one more beyond the 150 would show now
-        answered.update(select.select([s for s in socks if s not in answered], [], [], 0)[0])
+        answered.update(readable([s for s in socks if s not in answered], 0))
         refused = sum(1 for s in answered if s.recv(4096).startswith(b"HTTP/1.1 503"))
         held = [s for s in socks if s not in answered]
         check(refused == 150 and len(held) == 50,

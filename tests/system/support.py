@@ -171,6 +171,16 @@ def read_responses(sock, count, timeout=10.0):
     return out
 
 
+def readable(socks, timeout):
+    """Those of socks with something to read (or closed) within timeout seconds. poll, not
+    select: a test that holds hundreds of sockets may pass descriptor 1024."""
+    poller, by_fd = select.poll(), {}
+    for s in socks:
+        poller.register(s, select.POLLIN)
+        by_fd[s.fileno()] = s
+    return [by_fd[fd] for fd, _ in poller.poll(timeout * 1000)]
+
+
 def reset(sock):
     """Closes sock with a reset (SO_LINGER 0) instead of a FIN."""
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
