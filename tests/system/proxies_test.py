@@ -197,6 +197,9 @@ def scenario(kind):
                 check(late and all(r[1:] == (200, b"b") for r in late),
                       "%s: every request sent a second after the kill is answered 200 by b" % kind)
                 check(b.alive(), "%s: instance b is still running" % kind)
+            except AssertionError:
+                print("%s's logs:\n%s" % (kind, front.logs()), flush=True)
+                raise
             finally:
                 front.stop()
     return run
