@@ -210,6 +210,8 @@ def main(scenarios, budget):
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(budget)
     started = time.monotonic()
+    print("%s: system_app under POLICY=%s WORKERS=%s" % (
+        name, os.environ.get("POLICY", "single"), os.environ.get("WORKERS", "1")), flush=True)
     try:
         scenarios[name](binary)
     except AssertionError as e:

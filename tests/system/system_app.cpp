@@ -2,8 +2,8 @@
 // (GET /, POST /echo, ...) plus GET /name (which instance answered, for the proxy tests) and
 // GET /big/:kib (a body of that many KiB, for slow readers and resets mid-response), and
 // POST /framing (how the body came: "chunked" or "length N", to see what a proxy forwards).
-// Env: PORT (0: the kernel picks), NAME, MAX_CONNECTIONS, HEADER_TIMEOUT_MS, WRITE_TIMEOUT_MS;
-// unset means the skiff default. Prints "serving PORT" once listening; SIGTERM stops it.
+// Env: PORT (0: the kernel picks), NAME, POLICY (single | sharded | shared), WORKERS (1),
+// MAX_CONNECTIONS, HEADER_TIMEOUT_MS, WRITE_TIMEOUT_MS; unset means the skiff default. Prints "serving PORT" once listening; SIGTERM stops it.
 #include "../../tools/bench/contract.hpp"
 
 #include <chrono>
@@ -26,12 +26,9 @@ void from_env_ms(const char* name, std::chrono::milliseconds& value) {
 
 } // namespace
 
-int main() {
-    skiff::options opt;
-    from_env("MAX_CONNECTIONS", opt.max_connections);
-    from_env_ms("HEADER_TIMEOUT_MS", opt.header_timeout);
-    from_env_ms("WRITE_TIMEOUT_MS", opt.write_timeout);
-    static skiff::server app(opt);
+template <class Policy>
+int serve(const skiff::options& opt) {
+    static skiff::basic_server<Policy> app(opt);
     bench::contract_routes(app);
 
     const char* name_env = std::getenv("NAME");
@@ -63,4 +60,19 @@ int main() {
     std::printf("serving %u\n", app.port());
     std::fflush(stdout);
     return app.run();
+}
+
+int main() {
+    skiff::options opt;
+    opt.workers = bench::env_number("WORKERS", 1);
+    from_env("MAX_CONNECTIONS", opt.max_connections);
+    from_env_ms("HEADER_TIMEOUT_MS", opt.header_timeout);
+    from_env_ms("WRITE_TIMEOUT_MS", opt.write_timeout);
+    const char* p = std::getenv("POLICY");
+    std::string policy = p && *p ? p : "single";
+    if (policy == "single") return serve<skiff::single>(opt);
+    if (policy == "sharded") return serve<skiff::sharded>(opt);
+    if (policy == "shared") return serve<skiff::shared>(opt);
+    std::fprintf(stderr, "system_app: POLICY must be single, sharded or shared (got '%s')\n", policy.c_str());
+    return 2;
 }
