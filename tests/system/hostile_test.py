@@ -30,7 +30,6 @@ import time
 from support import (HELLO, check, expect_known_bug, fetch, get_ok, main, read_responses, readable, reset, run,
                      skiff_app, wait_for)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 
 
