@@ -2,12 +2,13 @@
 # The test command (README "Two commands"): on a fresh Debian 12 machine it installs what is
 # missing, then builds and runs every test configuration:
 #   debug (g++), asan-ubsan (g++), single-header (g++), clang (clang++, fuzz replay + smoke),
-#   tsan (clang++), kqueue-shim (g++).
+#   tsan (clang++), kqueue-shim (g++), system (real proxies and clients: tests/system/).
 # Usage: tools/test.sh [preset ...]   (default: all)   Env: FUZZ_SECONDS (default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev python3 curl)
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev python3 curl
+          nginx-light haproxy apache2-utils wrk)  # the last four: the system preset
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -20,7 +21,7 @@ if ((${#missing[@]})); then
 fi
 
 presets=("$@")
-((${#presets[@]})) || presets=(debug asan-ubsan single-header clang tsan kqueue-shim)
+((${#presets[@]})) || presets=(debug asan-ubsan single-header clang tsan kqueue-shim system)
 jobs=$(nproc)
 for preset in "${presets[@]}"; do
   echo "== $preset"
