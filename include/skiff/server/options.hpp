@@ -15,7 +15,7 @@ namespace skiff {
 
 struct options {
     // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
-    // 8 KiB, 64, 1 MiB), taken from it so that the two cannot drift apart.
+    // 8 KiB, 100, 1 MiB), taken from it so that the two cannot drift apart.
     std::size_t max_request_line = parse_limits{}.max_request_line;  // longer request line: 414
     std::size_t max_header_bytes = parse_limits{}.max_header_bytes;  // longer header section: 431
     std::size_t max_headers = parse_limits{}.max_headers;            // more field lines: 431
