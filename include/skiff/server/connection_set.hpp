@@ -7,6 +7,10 @@
 //   conn, wait_batch                 the connection type; events one wait may take
 //   open(listener, now, tick)        the poller, the listener (may be empty), the timers
 //   poller()                         to wait on and to wake
+//   anchor(), hands_over_deferred    the loop's services (server/loop_hub.hpp), and whether a
+//                                    connection waiting on a deferred answer is handed to the
+//                                    hub's processor when its event is done (shared) or stays
+//                                    with its loop (single, sharded)
 //   is_listener(data), listener_fd(), port(),
 //   accept_round_done(), pause_accepting(), resume_accepting()
 //                                    the listener: re-armed after a round (one-shot), paused
@@ -40,7 +44,8 @@ template <class S>
 struct has_set_members<
     S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
                    decltype(std::declval<S&>().open(std::declval<unique_fd>(), std::int64_t{}, std::int64_t{})),
-                   decltype(std::declval<S&>().poller().wake()),
+                   decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
+                   decltype(bool{S::hands_over_deferred}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(int{std::declval<const S&>().listener_fd()}), decltype(std::declval<const S&>().port()),
                    decltype(std::declval<S&>().accept_round_done()), decltype(std::declval<S&>().pause_accepting()),

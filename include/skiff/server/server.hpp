@@ -17,6 +17,7 @@
 #include "skiff/server/policy.hpp"
 #include "skiff/server/runners.hpp"
 
+#include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t
 #include <string>        // std::string host
 #include <string_view>   // std::string_view patterns
@@ -24,6 +25,8 @@
 #include <utility>       // std::move
 
 namespace skiff {
+
+class loop_ref;  // async/deferred.hpp
 
 template <class Policy = single>
 class basic_server {
@@ -86,6 +89,17 @@ public:
     // connections close, and run() returns within options::stop_timeout. Safe to call from
     // another thread or a signal handler, once listen() has succeeded.
     void stop() noexcept { runner_.stop(); }
+
+    // The services of loop `index` (sharded: one per worker; single and shared: one), to post
+    // work, set timers or watch descriptors on (async/deferred.hpp). After listen(); under
+    // single, before run() or on the loop's own thread, since the first call starts them. A
+    // template so that a program that never asks compiles none of it.
+    template <class Loop = skiff::loop_ref>
+    Loop loop(std::size_t index = 0) {
+        return Loop(runner_.anchor(index));
+    }
+    // How many loops loop() can name.
+    std::size_t loops() const noexcept { return runner_.loops(); }
 
     const skiff::options& settings() const noexcept { return opt_; }
     skiff::router& router() noexcept { return router_; }

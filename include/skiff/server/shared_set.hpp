@@ -24,6 +24,7 @@
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/loop_hub.hpp"
 
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
@@ -51,9 +52,22 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
+    // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
+    // the hub's processor (whichever thread holds its process lock) applies the answer, and
+    // re-arms it once the answer is written. The worker that read the request hands it over
+    // when its event is done (event_loop.hpp), since until then it still owns it.
+    static constexpr bool hands_over_deferred = true;
+
+    shared_set() = default;
+    shared_set(const shared_set&) = delete;
+    shared_set& operator=(const shared_set&) = delete;
+    ~shared_set() {
+        if (anchor_.hub) anchor_.hub->detach();
+    }
 
     std::error_code open(unique_fd listener, std::int64_t, std::int64_t tick_ms) {
         tick_ = tick_ms;
+        anchor_.mode = poll_mode::oneshot;
         if (auto ec = poller_.open()) return ec;
         listener_ = std::move(listener);
         port_ = local_port(listener_.get());
@@ -62,6 +76,9 @@ public:
     }
 
     default_poller& poller() noexcept { return poller_; }
+    // The services every worker shares, started at listen; watched descriptors are one-shot, so
+    // one worker at a time runs a watch callback.
+    hub_anchor& anchor() noexcept { return anchor_; }
 
     // ---- the listener: one, shared by every thread, re-armed after each accept round ----
 
@@ -206,6 +223,7 @@ private:
     }
 
     default_poller poller_;
+    hub_anchor anchor_;
     unique_fd listener_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
