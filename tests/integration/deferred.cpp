@@ -338,8 +338,13 @@ TEST_CASE_TEMPLATE("a loop runs posted functions, timers and watch callbacks", P
         std::unique_lock<std::mutex> g(lock);
         return changed.wait_for(g, 3s, [&] { return n >= at_least; });
     };
-    running_server<Policy> srv([](skiff::basic_server<Policy>&) {});
-    skiff::loop_ref loop = srv.app().loop();
+    // loop() before run(): under single the first call starts the loop's services.
+    skiff::options opt;
+    opt.workers = 2;
+    skiff::basic_server<Policy> app(opt);
+    REQUIRE_FALSE(app.listen(0));
+    skiff::loop_ref loop = app.loop();
+    std::thread runner([&] { app.run(); });
     REQUIRE(static_cast<bool>(loop));
     std::thread([&] { CHECK(loop.post([&] { bump(posted); })); }).join();
     CHECK(wait_for(posted, 1));
@@ -370,7 +375,8 @@ TEST_CASE_TEMPLATE("a loop runs posted functions, timers and watch callbacks", P
         CHECK(repeated == after_cancel);  // cancelled: no more ticks
         CHECK(once == 1);
     }
-    srv.stop();
+    app.stop();
+    runner.join();
     ::close(fds[0]);
     ::close(fds[1]);
 }
