@@ -146,9 +146,14 @@ public:
         return fate::open;
     }
 
-    // An event for a connection watched for nothing: only an error or a hang-up is reported
-    // so (a connection waiting on its answer that had stopped watching): it is gone.
-    fate on_unwatched_event(conn& c) { return close(c); }
+    // An event for a connection watched for nothing. For one waiting on its answer that had
+    // stopped watching, only an error or a hang-up is reported so: it is gone. Any other is a
+    // slot closed earlier in the same wait's batch (stop() settles connections before the
+    // batch is dispatched), whose stale event must leave it alone.
+    fate on_unwatched_event(conn& c) {
+        if (c.state != phase::deferred || c.fd < 0) return fate::open;
+        return close(c);
+    }
 
     fate close(conn& c) {
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
