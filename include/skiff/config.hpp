@@ -3,7 +3,7 @@
 // SKIFF_HAS_EPOLL / SKIFF_HAS_KQUEUE choose the poller backend, in this one place. Defining
 // SKIFF_USE_KQUEUE forces the kqueue backend (the Linux test build does this against a shim).
 // SKIFF_HAS_EXCEPTIONS is 0 under -fno-exceptions: the one try/catch (around user handlers)
-// then compiles out.
+// then compiles out. detail::debug_build says whether NDEBUG is unset.
 #ifndef SKIFF_CONFIG_HPP
 #define SKIFF_CONFIG_HPP
 
@@ -42,5 +42,15 @@
 #define SKIFF_ALWAYS_INLINE inline
 #define SKIFF_NOINLINE
 #endif // inlining
+
+// Whether assertions are on (no NDEBUG): a deferred answer dropped without completing says so
+// on stderr only then. A constant, so that code tests it with if constexpr, not #if.
+namespace skiff::detail {
+#if defined(NDEBUG)
+inline constexpr bool debug_build = false;
+#else
+inline constexpr bool debug_build = true;
+#endif // NDEBUG
+} // namespace skiff::detail
 
 #endif // SKIFF_CONFIG_HPP

@@ -45,6 +45,7 @@
 #include "skiff/server/policy.hpp"
 #include "skiff/server/timer_wheel.hpp"
 #include "skiff/server/loop_time.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/listener_list.hpp"
@@ -56,7 +57,9 @@
 #include "skiff/server/acceptor.hpp"
 #include "skiff/server/event_loop.hpp"
 #include "skiff/server/background.hpp"
+#include "skiff/async/hub.hpp"
 #include "skiff/server/runners.hpp"
 #include "skiff/server/server.hpp"
+#include "skiff/async/deferred.hpp"
 
 #endif // SKIFF_SKIFF_HPP

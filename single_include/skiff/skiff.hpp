@@ -62,7 +62,7 @@
 // SKIFF_HAS_EPOLL / SKIFF_HAS_KQUEUE choose the poller backend, in this one place. Defining
 // SKIFF_USE_KQUEUE forces the kqueue backend (the Linux test build does this against a shim).
 // SKIFF_HAS_EXCEPTIONS is 0 under -fno-exceptions: the one try/catch (around user handlers)
-// then compiles out.
+// then compiles out. detail::debug_build says whether NDEBUG is unset.
 #ifndef SKIFF_CONFIG_HPP
 #define SKIFF_CONFIG_HPP
 
@@ -101,6 +101,16 @@
 #define SKIFF_ALWAYS_INLINE inline
 #define SKIFF_NOINLINE
 #endif // inlining
+
+// Whether assertions are on (no NDEBUG): a deferred answer dropped without completing says so
+// on stderr only then. A constant, so that code tests it with if constexpr, not #if.
+namespace skiff::detail {
+#if defined(NDEBUG)
+inline constexpr bool debug_build = false;
+#else
+inline constexpr bool debug_build = true;
+#endif // NDEBUG
+} // namespace skiff::detail
 
 #endif // SKIFF_CONFIG_HPP
 // end skiff/config.hpp
@@ -1311,7 +1321,11 @@ struct poll_event {
 // Linux backend: epoll for readiness, an eventfd for wake-ups from other threads and signal
 // handlers. Level-triggered by default (see poll_event.hpp for the modes).
 //
-// Not thread-safe except wake(), which is async-signal-safe (one write(2) to an eventfd).
+// Not thread-safe except wake(), which is async-signal-safe (one write(2) to an eventfd), and
+// notify(), which is thread-safe. A second eventfd, the notifier, is made only when a loop
+// starts its services (async/hub.hpp): it is reported as an ordinary event carrying the data
+// given to add_notifier(), so a wake keeps meaning what the connection set says (stop, or a
+// handed-over connection) and a program that never defers opens no second descriptor.
 #ifndef SKIFF_POLLER_EPOLL_HPP
 #define SKIFF_POLLER_EPOLL_HPP
 
@@ -1385,6 +1399,27 @@ public:
         [[maybe_unused]] auto r = ::write(wake_fd_.get(), &one, sizeof one);
     }
 
+    // The notifier: registered once, reported as an event with `data` (readable) until
+    // clear_notifier() takes its count. In oneshot mode rearm_notifier() arms it again.
+    std::error_code add_notifier(void* data, poll_mode mode) noexcept {
+        notify_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        if (!notify_fd_) return last_error();
+        notify_data_ = data;
+        notify_mode_ = mode;
+        return control(EPOLL_CTL_ADD, notify_fd_.get(), data, watch_read, mode);
+    }
+    void notify() noexcept {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto r = ::write(notify_fd_.get(), &one, sizeof one);
+    }
+    void clear_notifier() noexcept {
+        std::uint64_t count;
+        [[maybe_unused]] auto r = ::read(notify_fd_.get(), &count, sizeof count);
+    }
+    void rearm_notifier() noexcept {
+        if (notify_mode_ == poll_mode::oneshot) control(EPOLL_CTL_MOD, notify_fd_.get(), notify_data_, watch_read, notify_mode_);
+    }
+
     static constexpr int max_batch = 256;
 
 private:
@@ -1408,6 +1443,9 @@ private:
 
     unique_fd ep_;
     unique_fd wake_fd_;
+    unique_fd notify_fd_;
+    void* notify_data_ = nullptr;
+    poll_mode notify_mode_ = poll_mode::level;
 };
 
 } // namespace skiff::detail
@@ -1487,7 +1525,8 @@ public:
         int kept = 0;
         for (int i = 0; i < n; ++i) {
             if (evs[i].filter == EVFILT_USER) {
-                woken = true;
+                if (evs[i].ident == notify_ident) out[kept++] = {evs[i].udata, true, false};
+                else woken = true;
                 continue;
             }
             // EV_EOF on the write filter means the connection is gone (kqueue(2) EVFILT_WRITE),
@@ -1512,10 +1551,35 @@ public:
         ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
     }
 
+    // The notifier (see epoll.hpp): a second EVFILT_USER event carrying `data`. EV_CLEAR
+    // resets it as it is delivered, so there is no count to clear; in oneshot mode
+    // EV_DISPATCH hands it to one thread and rearm_notifier() enables it again.
+    std::error_code add_notifier(void* data, poll_mode mode) noexcept {
+        notify_data_ = data;
+        notify_mode_ = mode;
+        struct kevent ev;
+        unsigned short dispatch = mode == poll_mode::oneshot ? EV_DISPATCH : 0;
+        EV_SET(&ev, notify_ident, EVFILT_USER, EV_ADD | EV_CLEAR | dispatch, 0, 0, data);
+        return ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr) == 0 ? std::error_code{} : last_error();
+    }
+    void notify() noexcept {
+        struct kevent ev;
+        EV_SET(&ev, notify_ident, EVFILT_USER, 0, NOTE_TRIGGER, 0, notify_data_);
+        ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
+    }
+    static void clear_notifier() noexcept {}
+    void rearm_notifier() noexcept {
+        if (notify_mode_ != poll_mode::oneshot) return;
+        struct kevent ev;
+        EV_SET(&ev, notify_ident, EVFILT_USER, EV_ENABLE, 0, 0, notify_data_);
+        ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
+    }
+
     static constexpr int max_batch = 256;
 
 private:
     static constexpr std::uintptr_t wake_ident = 0;  // EVFILT_USER idents are not descriptors
+    static constexpr std::uintptr_t notify_ident = 1;
 
     // Registers both filters, each enabled or disabled: EV_ADD on an existing filter modifies
     // it (kqueue(2) EV_ADD), so add and modify are one call, and a filter not wanted stays
@@ -1543,6 +1607,8 @@ private:
     static std::error_code last_error() noexcept { return {errno, std::system_category()}; }
 
     unique_fd kq_;
+    void* notify_data_ = nullptr;
+    poll_mode notify_mode_ = poll_mode::level;
 };
 
 } // namespace skiff::detail
@@ -3133,8 +3199,12 @@ namespace skiff {
 // read what was sent before, so a slow reader holds only about one piece in server memory.
 using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
 
+class deferred;  // async/deferred.hpp
+
 namespace detail {
 struct response_access;
+struct hub_anchor;      // server/loop_hub.hpp
+struct deferred_state;
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -3333,6 +3403,14 @@ public:
         }
     }
 
+    // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the
+    // response itself is done. Requests pipelined behind this one wait until the answer is
+    // written. A template only so that a program that never calls it compiles none of it.
+    template <class Deferred = skiff::deferred>
+    Deferred defer() {
+        return Deferred(*this);
+    }
+
     bool sent() const noexcept { return sent_; }
     // Asks for the connection to close after this response.
     void close_connection() noexcept { close_ = true; }
@@ -3340,6 +3418,7 @@ public:
 
 private:
     friend struct detail::response_access;
+    friend class skiff::deferred;
 
     static bool valid_field(std::string_view name, std::string_view value) noexcept {
         if (name.empty() || !detail::all_tchars(name)) return false;
@@ -3462,6 +3541,8 @@ private:
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
+    detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
+    detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -3491,6 +3572,7 @@ struct response_access {
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
+        r.deferred_ = nullptr;  // a handler that deferred, then threw: its handle answers nothing
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
@@ -3498,6 +3580,14 @@ struct response_access {
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
+    static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
+    // The answer defer() handed out, once; null for any other response.
+    static deferred_state* take_deferred(response& r) noexcept {
+        deferred_state* d = r.deferred_;
+        r.deferred_ = nullptr;
+        return d;
+    }
+    static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
 };
 
 } // namespace detail
@@ -4772,11 +4862,20 @@ struct options {
     std::chrono::milliseconds linger_timeout{2'000};
     // stop(): how long connections with work in flight may take to finish; run() then returns.
     std::chrono::milliseconds stop_timeout{10'000};
+    // A deferred answer (response::defer) not completed within this is answered 503 Service
+    // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
+    // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
+    std::chrono::milliseconds deferred_timeout{30'000};
 
     // Connections beyond this are answered 503 and closed at once.
     std::size_t max_connections = 10'000;
-    // Unsent output above which a connection stops reading requests until the client reads.
+    // Unsent output above which a connection stops reading requests until the client reads;
+    // also the buffered bytes above which a push stream's write() says backlogged.
     std::size_t write_high_water = 64 * 1024;
+    // A push stream's bytes held for a client that does not read them (queued and unsent
+    // together): beyond this the stream is closed and so is its connection, so a subscriber
+    // that never reads cannot grow the server.
+    std::size_t max_push_buffer = 1024 * 1024;
     int listen_backlog = 1024;
 
     // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.
@@ -5022,6 +5121,151 @@ inline std::int64_t tick_for(const options& o) noexcept {
 
 #endif // SKIFF_SERVER_LOOP_TIME_HPP
 // end skiff/server/loop_time.hpp
+// begin skiff/server/loop_hub.hpp
+// What a loop and its deferred answers share, as interfaces only: the state of one deferred
+// answer (deferred_state), the loop's side of applying it (loop_context, implemented by
+// event_loop), and the hub that carries work to the loop from other threads (loop_hub,
+// implemented by async/hub.hpp).
+//
+// It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
+// which a program instantiates only by deferring or by asking a server for its loop. So the
+// loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
+// program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
+//
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting) are
+// touched only by the thread that serves its connection at that moment, which is the loop's
+// thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
+// while the connection waits on this answer and cleared the moment it stops (answer written,
+// connection closed): a completion that finds it cleared is dropped, so a handle never reaches
+// a connection it no longer names, however its slot has been reused since.
+#ifndef SKIFF_SERVER_LOOP_HUB_HPP
+#define SKIFF_SERVER_LOOP_HUB_HPP
+
+
+#include <atomic>       // flags and byte counts read by producers on other threads
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t
+#include <string>       // an answer's body and fields
+#include <utility>      // std::pair
+#include <vector>       // an answer's fields
+
+namespace skiff::detail {
+
+struct connection;
+
+// How a deferred answer was completed.
+enum class answer_kind : std::uint8_t {
+    none,     // not yet
+    whole,    // status, fields and a body, sent at once
+    push,     // status and fields now; the body is pushed by a producer (push_stream)
+};
+
+// Where the loop is with a deferred answer's connection.
+enum class link_state : std::uint8_t {
+    unbound,   // shared policy: the worker that read the request has not handed it over yet
+    bound,     // the connection waits on this answer
+    finished,  // the answer is written, or the connection went: completions are dropped
+};
+
+// A push stream as its producer sees it.
+enum class push_state : std::uint8_t { open, closed };
+
+struct deferred_state {
+    // Set by defer() on the loop, then read-only.
+    bool head_request = false;  // HEAD: the answer's body is not sent
+    bool http10 = false;
+    std::int64_t push_limit = 0;  // options::max_push_buffer
+    std::size_t push_high_water = 0;  // options::write_high_water
+
+    // Written by the one thread that wins `done`, before it posts the answer to the loop (the
+    // hub's mutex orders the two).
+    std::atomic<bool> done{false};
+    answer_kind kind = answer_kind::none;
+    int status = 200;
+    std::string content_type;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string body;
+
+    // Read by any thread, written by the loop.
+    std::atomic<bool> cancelled{false};  // the client went, the deadline passed, or the server stopped
+    std::atomic<push_state> push{push_state::open};
+    std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
+    std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
+    std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
+
+    // Loop-side (see the file comment).
+    connection* conn = nullptr;
+    link_state link = link_state::unbound;
+    bool answer_waiting = false;  // shared: completed before the hand-over
+    std::string early;            // shared: pushed before the hand-over
+    bool early_last = false;
+    std::uint64_t deadline_timer = 0;
+};
+
+// The loop's side, called by the hub on the thread that serves the connection.
+class loop_context {
+public:
+    virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
+    virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
+    virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
+
+protected:
+    ~loop_context() = default;
+};
+
+// Called through a table of function pointers that the concrete hub fills, not through
+// virtual functions: GCC devirtualises a call speculatively when one derived class is in
+// sight, and would so compile the concrete hub (and its mutex) into every program.
+class loop_hub {
+public:
+    // The set is going: posts are refused from now on, and the hub lives on only as long as
+    // handles still name it.
+    void detach() noexcept { ops_->detach(this); }
+    // Whether a poller event's data is the hub's (its notifier or a watched descriptor).
+    bool claims(const void* data) const noexcept { return ops_->claims(this, data); }
+    void on_event(const void* data, loop_context& ctx) { ops_->on_event(this, data, ctx); }
+    // The wait timeout given the loop's own (-1: none), shortened to the next timer.
+    int timeout(int base, std::int64_t now_ms) noexcept { return ops_->timeout(this, base, now_ms); }
+    // Once a turn: runs the timers that are due.
+    void on_turn(std::int64_t now_ms, loop_context& ctx) { ops_->on_turn(this, now_ms, ctx); }
+    // Runs fn as the hub's processor (under its process lock), so that no completion is
+    // applied meanwhile (under shared, on another thread).
+    void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
+    // The connection stopped waiting on s: its deadline timer is dropped.
+    void forget(deferred_state& s) { ops_->forget(this, s); }
+
+protected:
+    struct ops {
+        void (*detach)(loop_hub*) noexcept;
+        bool (*claims)(const loop_hub*, const void*) noexcept;
+        void (*on_event)(loop_hub*, const void*, loop_context&);
+        int (*timeout)(loop_hub*, int, std::int64_t) noexcept;
+        void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
+        void (*exclusive)(loop_hub*, void (*)(void*), void*);
+        void (*forget)(loop_hub*, deferred_state&);
+    };
+    explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
+    ~loop_hub() = default;
+
+private:
+    const ops* ops_;
+};
+
+// What a loop lends each response so that defer() can find its hub (or start it: single
+// starts it on the first defer, the threaded policies at listen), and the options it needs.
+struct hub_anchor {
+    loop_hub* hub = nullptr;
+    default_poller* poller = nullptr;
+    poll_mode mode = poll_mode::level;  // how watched descriptors are registered
+    std::int64_t deferred_timeout_ms = 0;
+    std::int64_t push_limit = 0;
+    std::size_t push_high_water = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_LOOP_HUB_HPP
+// end skiff/server/loop_hub.hpp
 // begin skiff/server/connection.hpp
 // One connection's state between events: the bytes of an incomplete request, output a short
 // write left behind, parser state, its deadline, and its phase. An idle keep-alive connection
@@ -5030,7 +5274,7 @@ inline std::int64_t tick_for(const options& o) noexcept {
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming.
+// `stream` is set exactly while the phase is streaming or deferred.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -5043,6 +5287,8 @@ inline std::int64_t tick_for(const options& o) noexcept {
 //   waiting         --the client took the output: serve what waited-->  reading
 //   streaming       --body complete---------------------------------->  stream_state::then
 //                                                     (reading, or waiting when requests wait; closing; draining)
+//   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
+//   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -5057,7 +5303,8 @@ inline std::int64_t tick_for(const options& o) noexcept {
 
 namespace skiff::detail {
 
-// The order matters: the phases from closing on end the connection (session.hpp compares).
+// The order matters: the phases from closing to lingering end the connection, and those from
+// lingering on are not read as requests (session.hpp compares).
 enum class phase : std::uint8_t {
     reading,    // between requests, or reading a request's head
     body,       // reading a body whose head was acted on (body deadline, 100 Continue)
@@ -5066,24 +5313,30 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
+    deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
 };
 
 // The phases in which the connection is read and its requests served.
 constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A response body being streamed (response::stream): allocated per streamed response only.
+struct deferred_state;
+
+// A response body being streamed (response::stream), or an answer deferred (response::defer):
+// allocated per such response only.
 struct stream_state {
     body_source source;
     stream_framing framing;
     std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
+    deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
+    bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
@@ -5268,6 +5521,10 @@ private:
 //   open(now, tick)                  the poller and the timers
 //   add_listener(fd, transport)      one more listening socket (none: a loop fed by another)
 //   poller()                         to wait on and to wake
+//   anchor(), hands_over_deferred    the loop's services (server/loop_hub.hpp), and whether a
+//                                    connection waiting on a deferred answer is handed to the
+//                                    hub's processor when its event is done (shared) or stays
+//                                    with its loop (single, sharded)
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -5301,7 +5558,8 @@ struct has_set_members<
     S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
-                   decltype(std::declval<S&>().poller().wake()),
+                   decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
+                   decltype(bool{S::hands_over_deferred}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),
@@ -5362,6 +5620,16 @@ public:
     using conn = connection;
     // One loop takes every ready descriptor it can in one wait: nobody else would serve them.
     static constexpr int wait_batch = 256;
+    // Deferred answers are applied by this loop between events: no hand-over.
+    static constexpr bool hands_over_deferred = false;
+
+    local_set() = default;
+    local_set(const local_set&) = delete;
+    local_set& operator=(const local_set&) = delete;
+    // Handles that outlive the server then complete as no-ops (async/hub.hpp).
+    ~local_set() {
+        if (anchor_.hub) anchor_.hub->detach();
+    }
 
     std::error_code open(std::int64_t now_ms, std::int64_t tick_ms) {
         timers_.init(now_ms, tick_ms, 512);
@@ -5376,6 +5644,8 @@ public:
     }
 
     default_poller& poller() noexcept { return poller_; }
+    // The loop's services, started by the first defer (or by the runner, for sharded).
+    hub_anchor& anchor() noexcept { return anchor_; }
 
     // ---- the listeners ------------------------------------------------------------------
 
@@ -5472,6 +5742,7 @@ private:
 
     default_poller poller_;
     listener_list listeners_;
+    hub_anchor anchor_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
     std::size_t size_ = 0;
@@ -5581,9 +5852,22 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
+    // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
+    // the hub's processor (whichever thread holds its process lock) applies the answer, and
+    // re-arms it once the answer is written. The worker that read the request hands it over
+    // when its event is done (event_loop.hpp), since until then it still owns it.
+    static constexpr bool hands_over_deferred = true;
+
+    shared_set() = default;
+    shared_set(const shared_set&) = delete;
+    shared_set& operator=(const shared_set&) = delete;
+    ~shared_set() {
+        if (anchor_.hub) anchor_.hub->detach();
+    }
 
     std::error_code open(std::int64_t, std::int64_t tick_ms) {
         tick_ = tick_ms;
+        anchor_.mode = poll_mode::oneshot;
         listener_open_.store(true);
         return poller_.open();
     }
@@ -5596,6 +5880,9 @@ public:
     }
 
     default_poller& poller() noexcept { return poller_; }
+    // The services every worker shares, started at listen; watched descriptors are one-shot, so
+    // one worker at a time runs a watch callback.
+    hub_anchor& anchor() noexcept { return anchor_; }
 
     // ---- the listeners: shared by every thread, each re-armed after its accept round ----
 
@@ -5746,6 +6033,7 @@ private:
 
     default_poller poller_;
     listener_list listeners_;
+    hub_anchor anchor_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
     std::mutex pool_lock_;
@@ -5859,6 +6147,15 @@ public:
         return {stream_end::not_yet, write_status::drained};
     }
 
+    // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
+    void append_piece(stream_framing framing, const char* data, std::size_t n) {
+        bool chunked = framing == stream_framing::chunked;
+        if (chunked) append_chunk_size(n);
+        batch_.append(data, n);
+        if (chunked) append(crlf);
+    }
+    void append_last_chunk() { append(last_chunk); }
+
 private:
     static constexpr int rounds_per_event = 4;
 
@@ -5895,20 +6192,14 @@ private:
         bool threw = false;
         call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
         if (n > cap) n = cap;
-        if (n != 0) append_piece(s, scratch, n);
+        if (n != 0) append_piece(s.framing, scratch, n);
         if (sized) s.left -= n;
         if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
         if (threw || (sized && s.left != 0)) return stream_end::truncated;
-        if (s.framing == stream_framing::chunked) append(last_chunk);
+        if (s.framing == stream_framing::chunked) append_last_chunk();
         return stream_end::complete;
     }
 
-    void append_piece(const stream_state& s, const char* data, std::size_t n) {
-        bool chunked = s.framing == stream_framing::chunked;
-        if (chunked) append_chunk_size(n);
-        batch_.append(data, n);
-        if (chunked) append(crlf);
-    }
 
     template <std::size_t N>
     void append(const char (&literal)[N]) {
@@ -5955,6 +6246,13 @@ private:
 // calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
 // itself: the writer (writer.hpp) does.
 //
+// Deferred answers (response::defer) are applied here too, when the hub (async/hub.hpp) brings
+// them to the loop: on_answer() writes a completed answer, on_push() more of a push stream, and
+// the connection then goes on with the requests that waited behind it. While a connection waits
+// on an answer it parses nothing more (the simplest rule that keeps answers in request order):
+// what was read stays in its tail, nothing more is read, and a readable event only tells
+// whether the client went (deferred_state::cancelled).
+//
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
 // answered in order; a connection whose answers pass write_high_water stops being read until
@@ -5967,6 +6265,7 @@ private:
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
+#include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
 
@@ -5994,12 +6293,18 @@ public:
         scratch_.reserve_more(read_size);
         writer_.open(read_size);
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
+        hub_anchor& a = set_.anchor();
+        a.poller = &set_.poller();
+        a.deferred_timeout_ms = opt_.deferred_timeout.count();
+        a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
+        a.push_high_water = opt_.write_high_water;
+        response_access::lend(res_, a);
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
 
     fate on_readable(conn& c) {
-        if (c.state == phase::lingering) return discard_input(c);
+        if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
         bool fresh = c.in.empty();
         std::size_t room = fresh ? scratch_.capacity() : make_room(c);
         char* buf = fresh ? scratch_.data() : c.in.data();
@@ -6052,15 +6357,66 @@ public:
     // progress or output to write finishes that (with Connection: close), then closes.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        if (c.out.empty() && c.state != phase::streaming) return close(c);
+        if (c.out.empty() && c.state != phase::streaming && c.state != phase::deferred) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
     }
 
+    // An event for a connection watched for nothing. For one waiting on its answer that had
+    // stopped watching, only an error or a hang-up is reported so: it is gone. Any other is a
+    // slot closed earlier in the same wait's batch (stop() settles connections before the
+    // batch is dispatched), whose stale event must leave it alone.
+    fate on_unwatched_event(conn& c) {
+        if (c.state != phase::deferred || c.fd < 0) return fate::open;
+        return close(c);
+    }
+
     fate close(conn& c) {
+        if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.in.capacity() != 0) pool_.release(c.in);
         set_.remove(c);
         return fate::closed;
+    }
+
+    // ---- deferred answers (called by the loop, on the thread that serves c) ---------------
+
+    // s was completed (or given up on) and `done` won: write it, and go on with the requests
+    // that waited behind it.
+    fate on_answer(conn& c, deferred_state& s) {
+        bool close = final_phase(c) >= phase::closing;
+        response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
+        res_.status(s.status);
+        for (auto& f : s.fields) res_.header(f.first, f.second);
+        if (s.kind == answer_kind::push) return start_push(c, s);
+        res_.body(s.body, s.content_type);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        finish_deferred(c, s);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // More of a push stream (and, with `last`, its end), framed as its head said.
+    fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
+        s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
+        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);  // it holds more than max_push_buffer
+        stream_state& st = *c.stream;
+        if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
+        if (last) {
+            if (st.framing == stream_framing::chunked) writer_.append_last_chunk();
+            else close_after_output(c, phase::closing);  // until_close: the end is the close
+            finish_deferred(c, s);
+        }
+        write_status w = writer_.flush(c);
+        if (last || w == write_status::failed) return after_write(c, w);
+        std::size_t parked = writer::pending(c);
+        s.parked.store(parked, std::memory_order_relaxed);
+        if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        return after_write(c, w);
+    }
+
+    // shared: the worker that read the request hands the connection to the hub's processor.
+    static void bind(conn& c, deferred_state& s) noexcept {
+        s.conn = &c;
+        s.link = link_state::bound;
     }
 
 private:
@@ -6143,6 +6499,7 @@ private:
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
+        else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 
@@ -6224,6 +6581,7 @@ private:
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
+        case phase::deferred: return await_answer(c);
         }
         return fate::open;
     }
@@ -6244,8 +6602,9 @@ private:
 
     // ---- close --------------------------------------------------------------------------
 
-    // The phase the connection ends its current work in: a stream's `then` while it streams.
-    static phase& final_phase(conn& c) noexcept { return c.state == phase::streaming ? c.stream->then : c.state; }
+    // The phase the connection ends its current work in: a stream's (or deferred answer's)
+    // `then` while there is one.
+    static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
         return c.state >= phase::streaming && final_phase(c) >= phase::closing;  // reading: one compare
     }
@@ -6278,6 +6637,100 @@ private:
         return fate::open;
     }
 
+    // ---- deferred answers -------------------------------------------------------------------
+
+    // Kept out of respond(), which must stay small enough to inline into serve(): measured 29
+    // instructions a request when this was inlined into it (callgrind, contract app).
+    SKIFF_NOINLINE void start_deferred(conn& c) {
+        deferred_state* s = response_access::take_deferred(res_);
+        c.stream.reset(new stream_state{nullptr, stream_framing::chunked, 0, phase::reading, s});
+        c.state = phase::deferred;
+        // The single and sharded loops apply answers themselves, between events; under shared
+        // the connection is handed over when this event is done (event_loop.hpp).
+        if constexpr (!Set::hands_over_deferred) bind(c, *s);
+    }
+
+    // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
+    // request or a status without content has no body, and the stream ends at once.
+    fate start_push(conn& c, deferred_state& s) {
+        res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
+        bool has_body = response_access::streaming(res_);
+        (void)response_access::take_source(res_);
+        c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        if (!has_body) {
+            finish_deferred(c, s);
+            return after_write(c, writer_.flush(c));
+        }
+        std::string early;
+        early.swap(s.early);
+        return on_push(c, s, early, s.early_last);
+    }
+
+    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    void finish_deferred(conn& c, deferred_state& s) {
+        unlink(c, s, link_end::answered);
+        phase then = c.stream->then;
+        c.stream.reset();
+        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+        if (c.state == phase::reading || c.state == phase::waiting)
+            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
+    }
+
+    enum class link_end : std::uint8_t { answered, gone };
+
+    // The connection stops waiting on s: later completions find it unlinked and are dropped.
+    // Under the hub's process lock, since under shared the processor may be looking at s.
+    SKIFF_NOINLINE void unlink(conn& c, deferred_state& s, link_end why) {
+        struct args {
+            deferred_state& s;
+            link_end why;
+            loop_hub* hub;
+        } a{s, why, set_.anchor().hub};
+        c.stream->deferred = nullptr;
+        a.hub->exclusive(
+            [](void* p) {
+                auto& x = *static_cast<args*>(p);
+                x.s.conn = nullptr;
+                x.s.link = link_state::finished;
+                x.s.push.store(push_state::closed, std::memory_order_relaxed);
+                if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
+                x.hub->forget(x.s);
+            },
+            &a);
+    }
+
+    // Waiting on the answer: watch for the client going (unless it already sent more, which
+    // waits in the kernel), and keep a deadline past the hub's own, as a last resort.
+    fate await_answer(conn& c) {
+        set_.watch(c, static_cast<std::uint8_t>(c.stream->quiet ? watch_none : watch_read));
+        arm(c, deadline_kind::deferred);
+        return fate::open;
+    }
+
+    // Readable while waiting: a peek tells pipelined bytes (stop watching: they wait) from an
+    // end of input (the client half-closed: still answered, but told it went) or an error.
+    SKIFF_NOINLINE fate on_deferred_readable(conn& c) {
+        char byte;
+        ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+        if (n < 0 && retry_later()) return fate::open;
+        if (n < 0) return close(c);
+        if (n == 0) {
+            c.stream->deferred->cancelled.store(true, std::memory_order_relaxed);
+            close_after_output(c, phase::closing);
+        }
+        c.stream->quiet = true;
+        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        return fate::open;
+    }
+
+    // The connection's own deadline while it waits: the hub answers at deferred_timeout;
+    // this closes it a write_timeout later if even that answer could not be written.
+    std::int64_t deferred_guard_ms() const noexcept {
+        std::int64_t d = opt_.deferred_timeout.count();
+        return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
+    }
+
     // ---- deadlines ----------------------------------------------------------------------
 
     // Inlined so that a constant kind picks its duration at compile time.
@@ -6293,6 +6746,7 @@ private:
         case deadline_kind::body: return opt_.body_timeout.count();
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
+        case deadline_kind::deferred: return deferred_guard_ms();
         }
         return opt_.idle_timeout.count();
     }
@@ -6426,6 +6880,12 @@ private:
 //   3. dispatch   the listener -> acceptor_.accept_ready(); a connection -> the session's
 //                 on_writable() then on_readable(), each of which reads, serves and flushes
 //   4. expire     deadlines passed by now -> session_.on_deadline() (408 or close)
+//   0. services   only once a program defers or asks for its loop, before each wait: the
+//                 hub's tasks and timers (async/hub.hpp); its notifier and watched
+//                 descriptors come as events in 3
+//
+// It is also the loop_context the hub applies deferred answers through (server/loop_hub.hpp):
+// each is checked against the connection it names, and dropped when that has gone.
 //
 // Level-triggered readiness and one read per event: reading again until EAGAIN would cost a
 // system call per request for nothing, since the next wait reports what is left. Interest is
@@ -6440,6 +6900,7 @@ private:
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t, std::uint16_t
+#include <string>        // pushed bytes
 #include <system_error>  // std::error_code
 #include <type_traits>   // std::conditional_t
 
@@ -6450,7 +6911,7 @@ using connection_set_for = std::conditional_t<is_shared<Policy>, shared_set,
                                               std::conditional_t<is_sharded<Policy>, sharded_set, local_set>>;
 
 template <class Policy>
-class event_loop {
+class event_loop final : public loop_context {
 public:
     using set_type = connection_set_for<Policy>;
     using conn = typename set_type::conn;
@@ -6476,11 +6937,12 @@ public:
         poll_event events[set_type::wait_batch];
         while (!set_.drained(time_.now_ms)) {
             bool woken = false;
-            int n = set_.poller().wait(events, set_type::wait_batch, wait_timeout(), woken);
+            loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
+            int n = set_.poller().wait(events, set_type::wait_batch, before_wait(hub), woken);
             if (n < 0) return close_all(last_errno());
             time_.tick();
             if (set_.stop_requested(woken, [this](int fd) { acceptor_.admit(fd); })) begin_stop();
-            for (int i = 0; i < n; ++i) dispatch(events[i]);
+            for (int i = 0; i < n; ++i) dispatch(events[i], hub);
             set_.expire(time_.now_ms, [this](conn& c) { note(session_.on_deadline(c)); });
             acceptor_.on_tick();
         }
@@ -6493,26 +6955,102 @@ public:
 
     std::uint16_t port() const noexcept { return set_.port(); }
 
+    // ---- loop_context: deferred answers, on the thread that serves their connection ------
+
+    void answer(deferred_state& s) override {
+        if (s.link == link_state::unbound) {
+            s.answer_waiting = true;  // shared: applied when the worker hands the connection over
+            return;
+        }
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_answer(c, s));
+    }
+
+    void push(deferred_state& s, std::string& bytes, bool last) override {
+        if (s.link == link_state::unbound) {
+            s.early += bytes;
+            s.early_last = s.early_last || last;
+            return;
+        }
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_push(c, s, bytes, last));
+    }
+
+    // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
+    void give_up(deferred_state& s) override {
+        if (s.link == link_state::finished) return;
+        s.cancelled.store(true, std::memory_order_relaxed);
+        if (s.done.exchange(true)) return;
+        s.kind = answer_kind::whole;
+        s.status = 503;
+        s.fields.clear();
+        s.content_type = "text/plain";
+        s.body = "Service Unavailable\n";
+        answer(s);
+    }
+
 private:
     enum class run_state : std::uint8_t { serving, stopping };
 
-    int wait_timeout() const noexcept {
-        if (!set_.has_deadlines() && state_ == run_state::serving && !acceptor_.paused()) return -1;
-        return static_cast<int>(set_.tick_ms());
+    // The wait's timeout; with services, first what the last turn brought them (tasks posted,
+    // timers due), after every event of its batch, so that no task closes a connection whose
+    // event is still to be dispatched. One test a turn when there are none.
+    int before_wait(loop_hub* hub) {
+        int base = -1;
+        if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
+        if (SKIFF_LIKELY(hub == nullptr)) return base;
+        std::int64_t now = monotonic_ms();
+        hub->on_turn(now, *this);
+        return hub->timeout(base, now);
     }
 
-    void dispatch(const poll_event& ev) {
+    void dispatch(const poll_event& ev, loop_hub* hub) {
         if (set_.is_listener(ev.data)) return acceptor_.accept_ready(ev.data);
+        if (SKIFF_UNLIKELY(hub != nullptr) && hub->claims(ev.data)) return hub->on_event(ev.data, *this);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
-        if (note(serve_event(c, ev)) == fate::open) set_.event_done(c);
+        if (note(serve_event(c, ev)) == fate::open) event_done(c);
     }
 
     fate serve_event(conn& c, const poll_event& ev) {
         if (set_type::take_expired(c)) return session_.on_deadline(c);
         if (ev.writable && (c.watching & watch_write) && session_.on_writable(c) == fate::closed) return fate::closed;
         if (ev.readable && (c.watching & watch_read)) return session_.on_readable(c);
+        if (SKIFF_UNLIKELY(c.watching == watch_none)) return session_.on_unwatched_event(c);
         return fate::open;
+    }
+
+    // shared: a connection that now waits on a deferred answer is handed to the hub's
+    // processor, not re-armed; an answer that came meanwhile is applied now.
+    void event_done(conn& c) {
+        if constexpr (set_type::hands_over_deferred) {
+            if (c.state == phase::deferred) return hand_over(c);
+        }
+        set_.event_done(c);
+    }
+
+    void hand_over(conn& c) {
+        struct args {
+            event_loop& loop;
+            conn& c;
+        } a{*this, c};
+        set_.anchor().hub->exclusive(
+            [](void* p) {
+                auto& x = *static_cast<args*>(p);
+                deferred_state& s = *x.c.stream->deferred;
+                session<set_type>::bind(x.c, s);
+                if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
+            },
+            &a);
+    }
+
+    conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
+
+    // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
+    void settle(conn& c, fate f) {
+        if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
     }
 
     // A closed connection frees a descriptor: a paused listener may accept again.
@@ -6614,6 +7152,296 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 
 #endif // SKIFF_SERVER_BACKGROUND_HPP
 // end skiff/server/background.hpp
+// begin skiff/async/hub.hpp
+// The concrete loop hub (server/loop_hub.hpp states the interface): an inbox of tasks that any
+// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
+// EVFILT_USER on kqueue), the loop's timers, and the foreign descriptors it watches.
+//
+// It does not know connections: a task is a function of the loop's context (loop_context),
+// and the loop applies answers itself. It is made only when a program defers or asks for a
+// loop, so its mutex is compiled into such programs only.
+//
+// Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
+// never after detach(): from then on posts are refused (a handle that outlives its server
+// completes as a no-op). Tasks, timers and watch callbacks run under the process lock (a
+// recursive mutex, taken uncontended except under the shared policy, where it makes one
+// thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
+// handles that name it, and by itself until detach().
+#ifndef SKIFF_ASYNC_HUB_HPP
+#define SKIFF_ASYNC_HUB_HPP
+
+
+#include <algorithm>      // std::remove_if
+#include <atomic>         // the next timer's due time, read without the lock
+#include <cstdint>        // std::int64_t, std::uint64_t
+#include <functional>     // std::function tasks
+#include <limits>         // no deadline
+#include <map>            // timers by due time
+#include <memory>         // std::shared_ptr, the hub's own life
+#include <mutex>          // the inbox and process locks
+#include <unordered_map>  // timers by id
+#include <utility>        // std::move, std::swap
+#include <vector>         // the inbox, watchers
+
+namespace skiff::detail {
+
+using hub_task = std::function<void(loop_context&)>;
+
+class async_hub final : private loop_hub {
+public:
+    // The anchor's hub, started on first use (single: on the loop's thread; the other
+    // policies start theirs at listen, before any worker runs).
+    // Null when the notifier could not be made (no descriptor left).
+    static std::shared_ptr<async_hub> of(hub_anchor& a) {
+        if (a.hub == nullptr) start(a);
+        if (a.hub == nullptr) return nullptr;
+        return self(a.hub)->self_;
+    }
+
+    static void start(hub_anchor& a) {
+        auto hub = std::shared_ptr<async_hub>(new async_hub(*a.poller, a.mode));
+        hub->self_ = hub;
+        if (a.poller->add_notifier(&hub->notify_tag_, poll_mode::level)) return;  // no hub: defer answers 500
+        a.hub = static_cast<loop_hub*>(hub.get());
+    }
+
+    // ---- any thread ---------------------------------------------------------------------
+
+    // False when the loop is gone (the task is dropped).
+    bool post(hub_task task) {
+        std::lock_guard<std::mutex> g(inbox_lock_);
+        if (state_ == hub_state::detached) return false;
+        inbox_.push_back(std::move(task));
+        if (inbox_.size() == 1) poller_.notify();  // the loop drains all at once: one wake is enough
+        return true;
+    }
+
+    std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
+    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
+        std::uint64_t id = new_id();
+        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
+        post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
+            timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+            by_due_.emplace(due, id);
+            note_next_due();
+        });
+        return id;
+    }
+    void cancel_timer(std::uint64_t id) {
+        post([this, id](loop_context&) { drop_timer(id); });
+    }
+
+    // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
+    std::uint64_t add_watch(int fd, std::function<void()> fn) {
+        std::uint64_t id = new_id();
+        post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
+            auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
+            if (poller_.add(fd, w.get(), watch_read, mode_)) return;
+            std::lock_guard<std::mutex> g(watch_lock_);
+            watchers_.push_back(std::move(w));
+            watch_total_.fetch_add(1, std::memory_order_relaxed);
+        });
+        return id;
+    }
+    void remove_watch(std::uint64_t id) {
+        post([this, id](loop_context&) { retire_watch(id); });
+    }
+
+    // ---- what loop_hub's table calls ----------------------------------------------------
+
+    void detach() noexcept {
+        std::shared_ptr<async_hub> last;
+        {
+            std::lock_guard<std::mutex> g(inbox_lock_);
+            state_ = hub_state::detached;
+            inbox_.clear();
+            last = std::move(self_);
+        }
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        timers_.clear();
+        by_due_.clear();
+    }
+
+    bool claims(const void* data) const noexcept {
+        if (data == &notify_tag_) return true;
+        if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
+        std::lock_guard<std::mutex> g(watch_lock_);
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr;
+    }
+
+    // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
+    // and one whose event is still further on in this wait's batch must not be closed under it.
+    void on_event(const void* data, loop_context&) {
+        if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        watcher* w = nullptr;
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            w = find(watchers_, data);
+        }
+        if (w == nullptr) return;  // unwatched since the wait reported it
+        call_guarded([&] { w->fn(); }, [] {});
+        if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
+    }
+
+    int timeout(int base, std::int64_t now_ms) noexcept {
+        std::int64_t due = next_due_.load(std::memory_order_relaxed);
+        if (due == no_timer) return base;
+        std::int64_t wait = due > now_ms ? due - now_ms : 0;
+        return base < 0 || wait < base ? static_cast<int>(wait) : base;
+    }
+
+    // After the turn's events: the inbox (if the notifier fired), then the timers that are due.
+    // Under shared a thread with only timers to run leaves them to a processor already at work.
+    void on_turn(std::int64_t now_ms, loop_context& ctx) {
+        bool drain_now = drain_wanted_.load(std::memory_order_relaxed);
+        if (!drain_now && next_due_.load(std::memory_order_relaxed) > now_ms &&
+            retired_count_.load(std::memory_order_relaxed) == 0)
+            return;
+        std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
+        if (drain_now) p.lock();
+        else if (!p.try_lock()) return;
+        if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
+        run_due(now_ms, ctx);
+        free_retired(now_ms);
+    }
+
+    void exclusive(void (*fn)(void*), void* arg) {
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        fn(arg);
+    }
+
+    void forget(deferred_state& s) { drop_timer(s.deadline_timer); }
+
+private:
+    enum class hub_state : std::uint8_t { open, detached };
+    static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
+
+    struct timer {
+        std::int64_t due;
+        std::int64_t period;
+        hub_task fn;
+    };
+    struct watcher {
+        std::uint64_t id;
+        int fd;
+        std::function<void()> fn;
+        std::int64_t retired_at;
+    };
+
+    static async_hub* self(loop_hub* h) noexcept { return static_cast<async_hub*>(h); }
+    static const async_hub* self(const loop_hub* h) noexcept { return static_cast<const async_hub*>(h); }
+    static void detach_of(loop_hub* h) noexcept { self(h)->detach(); }
+    static bool claims_of(const loop_hub* h, const void* d) noexcept { return self(h)->claims(d); }
+    static void on_event_of(loop_hub* h, const void* d, loop_context& ctx) { self(h)->on_event(d, ctx); }
+    static int timeout_of(loop_hub* h, int base, std::int64_t now) noexcept { return self(h)->timeout(base, now); }
+    static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
+    static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
+    static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
+    static constexpr ops table{&detach_of, &claims_of, &on_event_of, &timeout_of, &on_turn_of, &exclusive_of, &forget_of};
+
+    async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
+
+    static watcher* find(const std::vector<std::unique_ptr<watcher>>& ws, const void* data) noexcept {
+        for (auto& w : ws)
+            if (w.get() == data) return w.get();
+        return nullptr;
+    }
+
+    void drain(loop_context& ctx) {
+        poller_.clear_notifier();
+        std::vector<hub_task> batch;
+        {
+            std::lock_guard<std::mutex> g(inbox_lock_);
+            std::swap(batch, inbox_);
+        }
+        for (auto& t : batch) call_guarded([&] { t(ctx); }, [] {});
+    }
+
+    void run_due(std::int64_t now_ms, loop_context& ctx) {
+        while (!by_due_.empty() && by_due_.begin()->first <= now_ms) {
+            std::uint64_t id = by_due_.begin()->second;
+            by_due_.erase(by_due_.begin());
+            auto it = timers_.find(id);
+            if (it == timers_.end()) continue;  // cancelled
+            hub_task fn = std::move(it->second.fn);
+            std::int64_t period = it->second.period;
+            if (period == 0) timers_.erase(it);
+            call_guarded([&] { fn(ctx); }, [] {});
+            it = timers_.find(id);  // fn may have cancelled itself
+            if (period != 0 && it != timers_.end()) {
+                it->second.fn = std::move(fn);
+                it->second.due = now_ms + period;
+                by_due_.emplace(it->second.due, id);
+            }
+        }
+        note_next_due();
+    }
+
+    // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
+    void drop_timer(std::uint64_t id) {
+        if (timers_.erase(id) != 0 && timers_.empty()) by_due_.clear();
+        note_next_due();
+    }
+
+    void note_next_due() noexcept {
+        next_due_.store(by_due_.empty() ? no_timer : by_due_.begin()->first, std::memory_order_relaxed);
+    }
+
+    // A removed watcher stays claimable for a second: an event the wait already reported for
+    // it (on this thread or, under shared, another) must not be taken for a connection.
+    void retire_watch(std::uint64_t id) {
+        std::lock_guard<std::mutex> g(watch_lock_);
+        for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+            if ((*it)->id != id) continue;
+            poller_.remove((*it)->fd);
+            (*it)->retired_at = monotonic_ms();
+            retired_.push_back(std::move(*it));
+            watchers_.erase(it);
+            retired_count_.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+
+    void free_retired(std::int64_t now_ms) {
+        if (retired_count_.load(std::memory_order_relaxed) == 0) return;
+        std::lock_guard<std::mutex> g(watch_lock_);
+        auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
+        retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
+        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - retired_.size();
+        retired_count_.store(retired_.size(), std::memory_order_relaxed);
+        watch_total_.fetch_sub(freed, std::memory_order_relaxed);
+    }
+
+    default_poller& poller_;
+    poll_mode mode_;
+    char notify_tag_ = 0;  // its address tells the notifier's events apart
+    std::shared_ptr<async_hub> self_;
+
+    std::mutex inbox_lock_;
+    std::vector<hub_task> inbox_;
+    hub_state state_ = hub_state::open;
+    std::atomic<std::uint64_t> next_id_{1};
+
+    std::recursive_mutex process_lock_;
+    std::atomic<bool> drain_wanted_{false};
+    std::unordered_map<std::uint64_t, timer> timers_;
+    std::multimap<std::int64_t, std::uint64_t> by_due_;
+    std::atomic<std::int64_t> next_due_{no_timer};
+
+    mutable std::mutex watch_lock_;
+    std::vector<std::unique_ptr<watcher>> watchers_;
+    std::vector<std::unique_ptr<watcher>> retired_;
+    std::atomic<std::size_t> retired_count_{0};
+    std::atomic<std::size_t> watch_total_{0};  // watchers and retired ones: claims() looks only if some
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_ASYNC_HUB_HPP
+// end skiff/async/hub.hpp
 // begin skiff/server/runners.hpp
 // How each policy turns loops into a running server: listen, run, stop. basic_server holds
 // exactly one of these, chosen by its policy, so a single-policy program instantiates
@@ -6627,6 +7455,10 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 // every loop watches a duplicate of it (the kernel wakes them all on a connection and one
 // accept wins), or, with the round-robin acceptor, loop 0 alone. The sets and loops are
 // created by the first listener; each later one is added to them.
+//
+// Each set's services (async/hub.hpp) start at listen under the threaded policies, before any
+// worker runs, so no two threads ever race to start one; single starts its own on first use,
+// and a single program that never defers starts (and compiles) none.
 #ifndef SKIFF_SERVER_RUNNERS_HPP
 #define SKIFF_SERVER_RUNNERS_HPP
 
@@ -6665,6 +7497,8 @@ public:
     std::uint16_t port() const noexcept { return loop_.port(); }
     std::error_code run() { return loop_.run(); }
     void stop() noexcept { loop_.wake(); }
+    std::size_t loops() const noexcept { return 1; }
+    hub_anchor& anchor(std::size_t) noexcept { return set_.anchor(); }
 
 private:
     enum class set_state : std::uint8_t { closed, open };
@@ -6735,6 +7569,8 @@ public:
         return sets_[0]->add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
+    std::size_t loops() const noexcept { return sets_.size(); }
+    hub_anchor& anchor(std::size_t i) noexcept { return sets_[i % sets_.size()]->anchor(); }
 
     // After every worker has returned: a connection the acceptor handed to a loop after it
     // had drained is refused (503) and closed, not left open.
@@ -6764,6 +7600,7 @@ private:
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
             loops_.back()->open();
+            async_hub::start(sets_.back()->anchor());
         }
         if (!reuse()) {
             std::vector<sharded_set*> all;
@@ -6806,9 +7643,12 @@ public:
                 loops_.back()->open();
             }
         }
+        async_hub::start(set_.anchor());
         return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }
+    std::size_t loops() const noexcept { return 1; }  // one set of connections, one hub
+    hub_anchor& anchor(std::size_t) noexcept { return set_.anchor(); }
 
     std::error_code run() {
         std::error_code ec = run_loops(loops_, opt_);
@@ -6853,6 +7693,7 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 #define SKIFF_SERVER_SERVER_HPP
 
 
+#include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
 #include <memory>        // std::unique_ptr for the background thread
 #include <string>        // std::string host and path
@@ -6863,6 +7704,8 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 #include <vector>        // std::vector of socket files and inherited descriptors
 
 namespace skiff {
+
+class loop_ref;  // async/deferred.hpp
 
 template <class Policy = single>
 class basic_server {
@@ -6989,6 +7832,17 @@ public:
         if (background_) background_->join();
     }
 
+    // The services of loop `index` (sharded: one per worker; single and shared: one), to post
+    // work, set timers or watch descriptors on (async/deferred.hpp). After listen(); under
+    // single, before run() or on the loop's own thread, since the first call starts them. A
+    // template so that a program that never asks compiles none of it.
+    template <class Loop = skiff::loop_ref>
+    Loop loop(std::size_t index = 0) {
+        return Loop(runner_.anchor(index));
+    }
+    // How many loops loop() can name.
+    std::size_t loops() const noexcept { return runner_.loops(); }
+
     const skiff::options& settings() const noexcept { return opt_; }
     skiff::router& router() noexcept { return router_; }
 
@@ -7015,6 +7869,308 @@ using server = basic_server<single>;
 
 #endif // SKIFF_SERVER_SERVER_HPP
 // end skiff/server/server.hpp
+// begin skiff/async/deferred.hpp
+// Answering later, from any thread: the handles a handler takes instead of answering.
+//
+//   app.get("/slow", [&](skiff::request&, skiff::response& res) {
+//       pool.submit([later = res.defer()]() mutable { later.text(expensive()); });
+//   });
+//
+//   deferred     one answer, completed exactly once from any thread: status, fields and a
+//                body, or a push stream. Dropped uncompleted, it answers 500 (and says so on
+//                stderr in a debug build). cancelled() tells the work that nobody waits.
+//   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
+//                close (HTTP/1.0); write() says when the client is slow, and a stream that
+//                holds more than options::max_push_buffer is closed with its connection.
+//   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
+//                id, retry, and comments as keep-alives.
+//   loop_ref     a loop's services from any thread: run a function on it, timers (once,
+//                repeating, cancellable), and watching a foreign descriptor for readability.
+//
+// None of these touches a connection: each posts to its loop's hub (async/hub.hpp), and the
+// loop applies it if the connection is still the one the answer belongs to (else it is
+// dropped: the client went, the slot may serve someone else by now). A handle may outlive
+// its server; it then completes as a no-op. Each handle is used by one thread at a time.
+#ifndef SKIFF_ASYNC_DEFERRED_HPP
+#define SKIFF_ASYNC_DEFERRED_HPP
+
+
+#include <chrono>       // std::chrono::milliseconds
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint64_t
+#include <cstdio>       // std::fprintf for the debug-build warning
+#include <functional>   // std::function
+#include <limits>       // no deadline
+#include <memory>       // std::shared_ptr
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move, std::pair
+#include <vector>       // fields
+
+namespace skiff {
+
+// What became of bytes given to a push stream.
+enum class push_status : std::uint8_t {
+    accepted,    // queued for the client
+    backlogged,  // queued, but more than options::write_high_water waits: the client is slow
+    closed,      // not queued: the client went, the stream passed its bound, or it was closed
+};
+
+using timer_id = std::uint64_t;
+using watch_id = std::uint64_t;
+
+class loop_ref {
+public:
+    loop_ref() = default;
+    explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
+    explicit operator bool() const noexcept { return hub_ != nullptr; }
+
+    // Runs fn on the loop; false when the loop is gone (fn is dropped).
+    bool post(std::function<void()> fn) const {
+        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) { fn(); });
+    }
+    // fn runs on the loop once after `delay`, or every `period` until cancelled.
+    timer_id after(std::chrono::milliseconds delay, std::function<void()> fn) const { return timer(delay, {}, std::move(fn)); }
+    timer_id every(std::chrono::milliseconds period, std::function<void()> fn) const {
+        return timer(period, period, std::move(fn));
+    }
+    void cancel(timer_id id) const {
+        if (hub_) hub_->cancel_timer(id);
+    }
+    // on_readable runs on the loop while fd (non-blocking, owned by the caller) is readable,
+    // until unwatch(); the caller reads it there.
+    watch_id watch(int fd, std::function<void()> on_readable) const {
+        return hub_ ? hub_->add_watch(fd, std::move(on_readable)) : 0;
+    }
+    void unwatch(watch_id id) const {
+        if (hub_) hub_->remove_watch(id);
+    }
+
+private:
+    friend class deferred;
+    explicit loop_ref(std::shared_ptr<detail::async_hub> hub) : hub_(std::move(hub)) {}
+
+    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, std::function<void()> fn) const {
+        if (!hub_) return 0;
+        return hub_->add_timer(first.count(), period.count(), [fn = std::move(fn)](detail::loop_context&) { fn(); });
+    }
+
+    std::shared_ptr<detail::async_hub> hub_;
+};
+
+class push_stream {
+public:
+    push_stream() = default;
+    push_stream(push_stream&&) noexcept = default;
+    push_stream& operator=(push_stream&& o) noexcept {
+        close();
+        s_ = std::move(o.s_);
+        hub_ = std::move(o.hub_);
+        return *this;
+    }
+    push_stream(const push_stream&) = delete;
+    push_stream& operator=(const push_stream&) = delete;
+    ~push_stream() { close(); }
+
+    // Queues bytes for the client. Past max_push_buffer (queued and unsent together) the
+    // stream is closed, and so is its connection: the client gets a truncated body.
+    push_status write(std::string_view bytes) {
+        if (closed()) return push_status::closed;
+        std::size_t held = buffered() + bytes.size();
+        if (static_cast<std::int64_t>(held) > s_->push_limit) {
+            s_->overflowed.store(true, std::memory_order_relaxed);
+            close();
+            return push_status::closed;
+        }
+        s_->queued.fetch_add(bytes.size(), std::memory_order_relaxed);
+        bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { ctx.push(*s, b, false); });
+        if (!posted) return push_status::closed;
+        return held > s_->push_high_water ? push_status::backlogged : push_status::accepted;
+    }
+
+    // Ends the body (the last chunk); the handle is then empty.
+    void close() {
+        if (!s_) return;
+        hub_->post([s = s_](detail::loop_context& ctx) {
+            std::string none;
+            ctx.push(*s, none, true);
+        });
+        s_.reset();
+        hub_.reset();
+    }
+
+    // Closed by close(), or by the server (client gone, bound passed, server stopped).
+    bool closed() const noexcept { return !s_ || s_->push.load(std::memory_order_relaxed) == detail::push_state::closed; }
+    // Bytes given to write() that the client has not taken yet (approximate, from any thread).
+    std::size_t buffered() const noexcept {
+        if (!s_) return 0;
+        return s_->queued.load(std::memory_order_relaxed) + s_->parked.load(std::memory_order_relaxed);
+    }
+
+private:
+    friend class deferred;
+    push_stream(std::shared_ptr<detail::deferred_state> s, std::shared_ptr<detail::async_hub> hub)
+        : s_(std::move(s)), hub_(std::move(hub)) {}
+
+    std::shared_ptr<detail::deferred_state> s_;
+    std::shared_ptr<detail::async_hub> hub_;
+};
+
+// Server-Sent Events (HTML Living Standard §9.2): each event is field lines and a blank line.
+class sse_stream {
+public:
+    sse_stream() = default;
+    explicit sse_stream(push_stream s) : s_(std::move(s)) {}
+
+    // One event: `data` split into one data: line per line (CRLF, LF or CR end a line), with
+    // an optional event name and id (cut at a line break, which they may not hold).
+    push_status send(std::string_view data, std::string_view event = {}, std::string_view id = {}) {
+        return s_.write(format(data, event, id));
+    }
+    // Tells the client how long to wait before reconnecting.
+    push_status retry(std::chrono::milliseconds ms) { return s_.write("retry: " + std::to_string(ms.count()) + "\n\n"); }
+    // A comment line, which clients ignore: a keep-alive through idle proxies.
+    push_status comment(std::string_view text = {}) {
+        std::string line = ":";
+        if (!text.empty()) line.append(" ").append(one_line(text));
+        return s_.write(line.append("\n\n"));
+    }
+    void close() { s_.close(); }
+    bool closed() const noexcept { return s_.closed(); }
+    std::size_t buffered() const noexcept { return s_.buffered(); }
+
+    static std::string format(std::string_view data, std::string_view event = {}, std::string_view id = {}) {
+        std::string out;
+        if (!event.empty()) out.append("event: ").append(one_line(event)).append("\n");
+        if (!id.empty()) out.append("id: ").append(one_line(id)).append("\n");
+        std::size_t at = 0;
+        for (;;) {
+            std::size_t end = data.find_first_of("\r\n", at);
+            out.append("data: ").append(data.substr(at, end - at)).append("\n");
+            if (end == std::string_view::npos) break;
+            at = end + (data.compare(end, 2, "\r\n") == 0 ? 2 : 1);
+        }
+        return out.append("\n");
+    }
+
+private:
+    static std::string_view one_line(std::string_view s) noexcept { return s.substr(0, s.find_first_of("\r\n")); }
+
+    push_stream s_;
+};
+
+class deferred {
+public:
+    deferred() = default;
+    deferred(deferred&&) noexcept = default;
+    deferred& operator=(deferred&& o) noexcept {
+        abandon();
+        s_ = std::move(o.s_);
+        hub_ = std::move(o.hub_);
+        status_ = o.status_;
+        fields_ = std::move(o.fields_);
+        return *this;
+    }
+    deferred(const deferred&) = delete;
+    deferred& operator=(const deferred&) = delete;
+    ~deferred() { abandon(); }
+
+    deferred& status(int code) noexcept {
+        status_ = code;
+        return *this;
+    }
+    // As response::header (the loop writes it, dropping what response::header drops).
+    deferred& header(std::string_view name, std::string_view value) {
+        fields_.emplace_back(std::string(name), std::string(value));
+        return *this;
+    }
+
+    // Completes the answer; each returns false when it was already completed (by this handle
+    // or by the server's deadline), and the bytes are then dropped.
+    bool text(std::string_view body) { return complete(detail::answer_kind::whole, "text/plain", body); }
+    bool json(std::string_view body) { return complete(detail::answer_kind::whole, "application/json", body); }
+    bool html(std::string_view body) { return complete(detail::answer_kind::whole, "text/html; charset=utf-8", body); }
+    bool body(std::string_view body, std::string_view content_type = "application/octet-stream") {
+        return complete(detail::answer_kind::whole, content_type.empty() ? "application/octet-stream" : content_type, body);
+    }
+    bool end() { return complete(detail::answer_kind::whole, {}, {}); }
+
+    // Completes the answer with a body pushed later; an empty (closed) stream if already completed.
+    push_stream stream(std::string_view content_type) {
+        if (!complete(detail::answer_kind::push, content_type, {})) return {};
+        return push_stream(s_, hub_);
+    }
+    // The same as text/event-stream, uncached.
+    sse_stream events() {
+        header("Cache-Control", "no-cache");
+        return sse_stream(stream("text/event-stream"));
+    }
+
+    // The client went, the deadline passed or the server stopped: nobody waits for the answer.
+    bool cancelled() const noexcept { return !s_ || s_->cancelled.load(std::memory_order_relaxed); }
+    // Not completed yet (by anyone).
+    bool pending() const noexcept { return s_ && !s_->done.load(std::memory_order_relaxed); }
+    // The loop that will write the answer.
+    loop_ref loop() const { return loop_ref(hub_); }
+
+private:
+    friend class response;
+
+    explicit deferred(response& r);
+
+    bool complete(detail::answer_kind kind, std::string_view type, std::string_view body) {
+        if (!s_ || s_->done.exchange(true)) return false;
+        s_->kind = kind;
+        s_->status = status_;
+        s_->fields = std::move(fields_);
+        s_->content_type = std::string(type);
+        s_->body = std::string(body);
+        return hub_->post([s = s_](detail::loop_context& ctx) { ctx.answer(*s); });
+    }
+
+    // Dropped without an answer: 500, so the client is not left waiting for the deadline.
+    void abandon() {
+        if (!pending()) return;
+        if constexpr (detail::debug_build)
+            std::fprintf(stderr, "skiff: a deferred answer was dropped without completing; answering 500\n");
+        status_ = 500;
+        fields_.clear();
+        complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
+    }
+
+    std::shared_ptr<detail::deferred_state> s_;
+    std::shared_ptr<detail::async_hub> hub_;
+    int status_ = 200;
+    std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+// Binds to the loop that serves r: its hub (started here under single), and a deadline
+// timer that answers 503 at options::deferred_timeout. A response already sent gives an
+// empty handle, whose completions do nothing.
+inline deferred::deferred(response& r) {
+    if (r.sent_ || r.anchor_ == nullptr) return;
+    detail::hub_anchor& a = *r.anchor_;
+    hub_ = detail::async_hub::of(a);
+    if (!hub_) {
+        r.status(500).text("Internal Server Error\n");
+        return;
+    }
+    auto s = std::shared_ptr<detail::deferred_state>(new detail::deferred_state);
+    s->head_request = r.omit_body_;
+    s->http10 = r.http10_;
+    s->push_limit = a.push_limit;
+    s->push_high_water = a.push_high_water;
+    std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
+    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) { ctx.give_up(*s); });
+    r.sent_ = true;
+    r.deferred_ = s.get();
+    s_ = std::move(s);
+}
+
+} // namespace skiff
+
+#endif // SKIFF_ASYNC_DEFERRED_HPP
+// end skiff/async/deferred.hpp
 
 #endif // SKIFF_SKIFF_HPP
 // end skiff/skiff.hpp

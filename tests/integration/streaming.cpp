@@ -1,5 +1,6 @@
 // Streamed bodies (response::stream): framing, order behind pipelined requests, failures, and
 // memory that stays bounded however slowly the client reads.
+#include "support/dechunk.hpp"
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>
@@ -28,21 +29,6 @@ std::string expected_pattern(std::size_t total) {
     std::string s(total, ' ');
     for (std::size_t i = 0; i < total; ++i) s[i] = static_cast<char>('a' + i % 26);
     return s;
-}
-
-// Decodes a chunked body; returns false if the framing is wrong.
-bool dechunk(const std::string& in, std::string& out) {
-    std::size_t at = 0;
-    for (;;) {
-        std::size_t eol = in.find("\r\n", at);
-        if (eol == std::string::npos) return false;
-        std::size_t size = std::stoul(in.substr(at, eol - at), nullptr, 16);
-        at = eol + 2;
-        if (size == 0) return in.compare(at, 2, "\r\n") == 0 && at + 2 == in.size();
-        if (at + size + 2 > in.size() || in.compare(at + size, 2, "\r\n") != 0) return false;
-        out += in.substr(at, size);
-        at += size + 2;
-    }
 }
 
 template <class Policy>

@@ -36,8 +36,12 @@ namespace skiff {
 // read what was sent before, so a slow reader holds only about one piece in server memory.
 using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
 
+class deferred;  // async/deferred.hpp
+
 namespace detail {
 struct response_access;
+struct hub_anchor;      // server/loop_hub.hpp
+struct deferred_state;
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -236,6 +240,14 @@ public:
         }
     }
 
+    // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the
+    // response itself is done. Requests pipelined behind this one wait until the answer is
+    // written. A template only so that a program that never calls it compiles none of it.
+    template <class Deferred = skiff::deferred>
+    Deferred defer() {
+        return Deferred(*this);
+    }
+
     bool sent() const noexcept { return sent_; }
     // Asks for the connection to close after this response.
     void close_connection() noexcept { close_ = true; }
@@ -243,6 +255,7 @@ public:
 
 private:
     friend struct detail::response_access;
+    friend class skiff::deferred;
 
     static bool valid_field(std::string_view name, std::string_view value) noexcept {
         if (name.empty() || !detail::all_tchars(name)) return false;
@@ -365,6 +378,8 @@ private:
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
+    detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
+    detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -394,6 +409,7 @@ struct response_access {
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
+        r.deferred_ = nullptr;  // a handler that deferred, then threw: its handle answers nothing
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
@@ -401,6 +417,14 @@ struct response_access {
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
+    static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
+    // The answer defer() handed out, once; null for any other response.
+    static deferred_state* take_deferred(response& r) noexcept {
+        deferred_state* d = r.deferred_;
+        r.deferred_ = nullptr;
+        return d;
+    }
+    static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
 };
 
 } // namespace detail

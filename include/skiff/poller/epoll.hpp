@@ -1,7 +1,11 @@
 // Linux backend: epoll for readiness, an eventfd for wake-ups from other threads and signal
 // handlers. Level-triggered by default (see poll_event.hpp for the modes).
 //
-// Not thread-safe except wake(), which is async-signal-safe (one write(2) to an eventfd).
+// Not thread-safe except wake(), which is async-signal-safe (one write(2) to an eventfd), and
+// notify(), which is thread-safe. A second eventfd, the notifier, is made only when a loop
+// starts its services (async/hub.hpp): it is reported as an ordinary event carrying the data
+// given to add_notifier(), so a wake keeps meaning what the connection set says (stop, or a
+// handed-over connection) and a program that never defers opens no second descriptor.
 #ifndef SKIFF_POLLER_EPOLL_HPP
 #define SKIFF_POLLER_EPOLL_HPP
 
@@ -77,6 +81,27 @@ public:
         [[maybe_unused]] auto r = ::write(wake_fd_.get(), &one, sizeof one);
     }
 
+    // The notifier: registered once, reported as an event with `data` (readable) until
+    // clear_notifier() takes its count. In oneshot mode rearm_notifier() arms it again.
+    std::error_code add_notifier(void* data, poll_mode mode) noexcept {
+        notify_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        if (!notify_fd_) return last_error();
+        notify_data_ = data;
+        notify_mode_ = mode;
+        return control(EPOLL_CTL_ADD, notify_fd_.get(), data, watch_read, mode);
+    }
+    void notify() noexcept {
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto r = ::write(notify_fd_.get(), &one, sizeof one);
+    }
+    void clear_notifier() noexcept {
+        std::uint64_t count;
+        [[maybe_unused]] auto r = ::read(notify_fd_.get(), &count, sizeof count);
+    }
+    void rearm_notifier() noexcept {
+        if (notify_mode_ == poll_mode::oneshot) control(EPOLL_CTL_MOD, notify_fd_.get(), notify_data_, watch_read, notify_mode_);
+    }
+
     static constexpr int max_batch = 256;
 
 private:
@@ -100,6 +125,9 @@ private:
 
     unique_fd ep_;
     unique_fd wake_fd_;
+    unique_fd notify_fd_;
+    void* notify_data_ = nullptr;
+    poll_mode notify_mode_ = poll_mode::level;
 };
 
 } // namespace skiff::detail

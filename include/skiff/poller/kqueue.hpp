@@ -70,7 +70,8 @@ public:
         int kept = 0;
         for (int i = 0; i < n; ++i) {
             if (evs[i].filter == EVFILT_USER) {
-                woken = true;
+                if (evs[i].ident == notify_ident) out[kept++] = {evs[i].udata, true, false};
+                else woken = true;
                 continue;
             }
             // EV_EOF on the write filter means the connection is gone (kqueue(2) EVFILT_WRITE),
@@ -95,10 +96,35 @@ public:
         ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
     }
 
+    // The notifier (see epoll.hpp): a second EVFILT_USER event carrying `data`. EV_CLEAR
+    // resets it as it is delivered, so there is no count to clear; in oneshot mode
+    // EV_DISPATCH hands it to one thread and rearm_notifier() enables it again.
+    std::error_code add_notifier(void* data, poll_mode mode) noexcept {
+        notify_data_ = data;
+        notify_mode_ = mode;
+        struct kevent ev;
+        unsigned short dispatch = mode == poll_mode::oneshot ? EV_DISPATCH : 0;
+        EV_SET(&ev, notify_ident, EVFILT_USER, EV_ADD | EV_CLEAR | dispatch, 0, 0, data);
+        return ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr) == 0 ? std::error_code{} : last_error();
+    }
+    void notify() noexcept {
+        struct kevent ev;
+        EV_SET(&ev, notify_ident, EVFILT_USER, 0, NOTE_TRIGGER, 0, notify_data_);
+        ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
+    }
+    static void clear_notifier() noexcept {}
+    void rearm_notifier() noexcept {
+        if (notify_mode_ != poll_mode::oneshot) return;
+        struct kevent ev;
+        EV_SET(&ev, notify_ident, EVFILT_USER, EV_ENABLE, 0, 0, notify_data_);
+        ::kevent(kq_.get(), &ev, 1, nullptr, 0, nullptr);
+    }
+
     static constexpr int max_batch = 256;
 
 private:
     static constexpr std::uintptr_t wake_ident = 0;  // EVFILT_USER idents are not descriptors
+    static constexpr std::uintptr_t notify_ident = 1;
 
     // Registers both filters, each enabled or disabled: EV_ADD on an existing filter modifies
     // it (kqueue(2) EV_ADD), so add and modify are one call, and a filter not wanted stays
@@ -126,6 +152,8 @@ private:
     static std::error_code last_error() noexcept { return {errno, std::system_category()}; }
 
     unique_fd kq_;
+    void* notify_data_ = nullptr;
+    poll_mode notify_mode_ = poll_mode::level;
 };
 
 } // namespace skiff::detail

@@ -5,7 +5,7 @@
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming.
+// `stream` is set exactly while the phase is streaming or deferred.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -18,6 +18,8 @@
 //   waiting         --the client took the output: serve what waited-->  reading
 //   streaming       --body complete---------------------------------->  stream_state::then
 //                                                     (reading, or waiting when requests wait; closing; draining)
+//   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
+//   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -36,7 +38,8 @@
 
 namespace skiff::detail {
 
-// The order matters: the phases from closing on end the connection (session.hpp compares).
+// The order matters: the phases from closing to lingering end the connection, and those from
+// lingering on are not read as requests (session.hpp compares).
 enum class phase : std::uint8_t {
     reading,    // between requests, or reading a request's head
     body,       // reading a body whose head was acted on (body deadline, 100 Continue)
@@ -45,24 +48,30 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
+    deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
 };
 
 // The phases in which the connection is read and its requests served.
 constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger };
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A response body being streamed (response::stream): allocated per streamed response only.
+struct deferred_state;
+
+// A response body being streamed (response::stream), or an answer deferred (response::defer):
+// allocated per such response only.
 struct stream_state {
     body_source source;
     stream_framing framing;
     std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
+    deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
+    bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.

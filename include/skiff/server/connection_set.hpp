@@ -8,6 +8,10 @@
 //   open(now, tick)                  the poller and the timers
 //   add_listener(fd, transport)      one more listening socket (none: a loop fed by another)
 //   poller()                         to wait on and to wake
+//   anchor(), hands_over_deferred    the loop's services (server/loop_hub.hpp), and whether a
+//                                    connection waiting on a deferred answer is handed to the
+//                                    hub's processor when its event is done (shared) or stays
+//                                    with its loop (single, sharded)
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -45,7 +49,8 @@ struct has_set_members<
     S, std::void_t<typename S::conn, decltype(int{S::wait_batch}),
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
-                   decltype(std::declval<S&>().poller().wake()),
+                   decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
+                   decltype(bool{S::hands_over_deferred}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),

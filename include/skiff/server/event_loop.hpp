@@ -8,6 +8,12 @@
 //   3. dispatch   the listener -> acceptor_.accept_ready(); a connection -> the session's
 //                 on_writable() then on_readable(), each of which reads, serves and flushes
 //   4. expire     deadlines passed by now -> session_.on_deadline() (408 or close)
+//   0. services   only once a program defers or asks for its loop, before each wait: the
+//                 hub's tasks and timers (async/hub.hpp); its notifier and watched
+//                 descriptors come as events in 3
+//
+// It is also the loop_context the hub applies deferred answers through (server/loop_hub.hpp):
+// each is checked against the connection it names, and dropped when that has gone.
 //
 // Level-triggered readiness and one read per event: reading again until EAGAIN would cost a
 // system call per request for nothing, since the next wait reports what is left. Interest is
@@ -24,6 +30,7 @@
 #include "skiff/router/router.hpp"
 #include "skiff/server/acceptor.hpp"
 #include "skiff/server/local_set.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
@@ -32,6 +39,7 @@
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t, std::uint16_t
+#include <string>        // pushed bytes
 #include <system_error>  // std::error_code
 #include <type_traits>   // std::conditional_t
 
@@ -42,7 +50,7 @@ using connection_set_for = std::conditional_t<is_shared<Policy>, shared_set,
                                               std::conditional_t<is_sharded<Policy>, sharded_set, local_set>>;
 
 template <class Policy>
-class event_loop {
+class event_loop final : public loop_context {
 public:
     using set_type = connection_set_for<Policy>;
     using conn = typename set_type::conn;
@@ -68,11 +76,12 @@ public:
         poll_event events[set_type::wait_batch];
         while (!set_.drained(time_.now_ms)) {
             bool woken = false;
-            int n = set_.poller().wait(events, set_type::wait_batch, wait_timeout(), woken);
+            loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
+            int n = set_.poller().wait(events, set_type::wait_batch, before_wait(hub), woken);
             if (n < 0) return close_all(last_errno());
             time_.tick();
             if (set_.stop_requested(woken, [this](int fd) { acceptor_.admit(fd); })) begin_stop();
-            for (int i = 0; i < n; ++i) dispatch(events[i]);
+            for (int i = 0; i < n; ++i) dispatch(events[i], hub);
             set_.expire(time_.now_ms, [this](conn& c) { note(session_.on_deadline(c)); });
             acceptor_.on_tick();
         }
@@ -85,26 +94,102 @@ public:
 
     std::uint16_t port() const noexcept { return set_.port(); }
 
+    // ---- loop_context: deferred answers, on the thread that serves their connection ------
+
+    void answer(deferred_state& s) override {
+        if (s.link == link_state::unbound) {
+            s.answer_waiting = true;  // shared: applied when the worker hands the connection over
+            return;
+        }
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_answer(c, s));
+    }
+
+    void push(deferred_state& s, std::string& bytes, bool last) override {
+        if (s.link == link_state::unbound) {
+            s.early += bytes;
+            s.early_last = s.early_last || last;
+            return;
+        }
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_push(c, s, bytes, last));
+    }
+
+    // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
+    void give_up(deferred_state& s) override {
+        if (s.link == link_state::finished) return;
+        s.cancelled.store(true, std::memory_order_relaxed);
+        if (s.done.exchange(true)) return;
+        s.kind = answer_kind::whole;
+        s.status = 503;
+        s.fields.clear();
+        s.content_type = "text/plain";
+        s.body = "Service Unavailable\n";
+        answer(s);
+    }
+
 private:
     enum class run_state : std::uint8_t { serving, stopping };
 
-    int wait_timeout() const noexcept {
-        if (!set_.has_deadlines() && state_ == run_state::serving && !acceptor_.paused()) return -1;
-        return static_cast<int>(set_.tick_ms());
+    // The wait's timeout; with services, first what the last turn brought them (tasks posted,
+    // timers due), after every event of its batch, so that no task closes a connection whose
+    // event is still to be dispatched. One test a turn when there are none.
+    int before_wait(loop_hub* hub) {
+        int base = -1;
+        if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
+        if (SKIFF_LIKELY(hub == nullptr)) return base;
+        std::int64_t now = monotonic_ms();
+        hub->on_turn(now, *this);
+        return hub->timeout(base, now);
     }
 
-    void dispatch(const poll_event& ev) {
+    void dispatch(const poll_event& ev, loop_hub* hub) {
         if (set_.is_listener(ev.data)) return acceptor_.accept_ready(ev.data);
+        if (SKIFF_UNLIKELY(hub != nullptr) && hub->claims(ev.data)) return hub->on_event(ev.data, *this);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
-        if (note(serve_event(c, ev)) == fate::open) set_.event_done(c);
+        if (note(serve_event(c, ev)) == fate::open) event_done(c);
     }
 
     fate serve_event(conn& c, const poll_event& ev) {
         if (set_type::take_expired(c)) return session_.on_deadline(c);
         if (ev.writable && (c.watching & watch_write) && session_.on_writable(c) == fate::closed) return fate::closed;
         if (ev.readable && (c.watching & watch_read)) return session_.on_readable(c);
+        if (SKIFF_UNLIKELY(c.watching == watch_none)) return session_.on_unwatched_event(c);
         return fate::open;
+    }
+
+    // shared: a connection that now waits on a deferred answer is handed to the hub's
+    // processor, not re-armed; an answer that came meanwhile is applied now.
+    void event_done(conn& c) {
+        if constexpr (set_type::hands_over_deferred) {
+            if (c.state == phase::deferred) return hand_over(c);
+        }
+        set_.event_done(c);
+    }
+
+    void hand_over(conn& c) {
+        struct args {
+            event_loop& loop;
+            conn& c;
+        } a{*this, c};
+        set_.anchor().hub->exclusive(
+            [](void* p) {
+                auto& x = *static_cast<args*>(p);
+                deferred_state& s = *x.c.stream->deferred;
+                session<set_type>::bind(x.c, s);
+                if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
+            },
+            &a);
+    }
+
+    conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
+
+    // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
+    void settle(conn& c, fate f) {
+        if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
     }
 
     // A closed connection frees a descriptor: a paused listener may accept again.

@@ -18,6 +18,7 @@
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/connection_set.hpp"
 #include "skiff/server/listener_list.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
 #include <atomic>        // the sharded server's stop flag
@@ -36,6 +37,16 @@ public:
     using conn = connection;
     // One loop takes every ready descriptor it can in one wait: nobody else would serve them.
     static constexpr int wait_batch = 256;
+    // Deferred answers are applied by this loop between events: no hand-over.
+    static constexpr bool hands_over_deferred = false;
+
+    local_set() = default;
+    local_set(const local_set&) = delete;
+    local_set& operator=(const local_set&) = delete;
+    // Handles that outlive the server then complete as no-ops (async/hub.hpp).
+    ~local_set() {
+        if (anchor_.hub) anchor_.hub->detach();
+    }
 
     std::error_code open(std::int64_t now_ms, std::int64_t tick_ms) {
         timers_.init(now_ms, tick_ms, 512);
@@ -50,6 +61,8 @@ public:
     }
 
     default_poller& poller() noexcept { return poller_; }
+    // The loop's services, started by the first defer (or by the runner, for sharded).
+    hub_anchor& anchor() noexcept { return anchor_; }
 
     // ---- the listeners ------------------------------------------------------------------
 
@@ -146,6 +159,7 @@ private:
 
     default_poller poller_;
     listener_list listeners_;
+    hub_anchor anchor_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
     std::size_t size_ = 0;

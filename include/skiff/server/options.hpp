@@ -35,11 +35,20 @@ struct options {
     std::chrono::milliseconds linger_timeout{2'000};
     // stop(): how long connections with work in flight may take to finish; run() then returns.
     std::chrono::milliseconds stop_timeout{10'000};
+    // A deferred answer (response::defer) not completed within this is answered 503 Service
+    // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
+    // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
+    std::chrono::milliseconds deferred_timeout{30'000};
 
     // Connections beyond this are answered 503 and closed at once.
     std::size_t max_connections = 10'000;
-    // Unsent output above which a connection stops reading requests until the client reads.
+    // Unsent output above which a connection stops reading requests until the client reads;
+    // also the buffered bytes above which a push stream's write() says backlogged.
     std::size_t write_high_water = 64 * 1024;
+    // A push stream's bytes held for a client that does not read them (queued and unsent
+    // together): beyond this the stream is closed and so is its connection, so a subscriber
+    // that never reads cannot grow the server.
+    std::size_t max_push_buffer = 1024 * 1024;
     int listen_backlog = 1024;
 
     // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.

@@ -10,9 +10,14 @@
 // every loop watches a duplicate of it (the kernel wakes them all on a connection and one
 // accept wins), or, with the round-robin acceptor, loop 0 alone. The sets and loops are
 // created by the first listener; each later one is added to them.
+//
+// Each set's services (async/hub.hpp) start at listen under the threaded policies, before any
+// worker runs, so no two threads ever race to start one; single starts its own on first use,
+// and a single program that never defers starts (and compiles) none.
 #ifndef SKIFF_SERVER_RUNNERS_HPP
 #define SKIFF_SERVER_RUNNERS_HPP
 
+#include "skiff/async/hub.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/platform/thread.hpp"
@@ -60,6 +65,8 @@ public:
     std::uint16_t port() const noexcept { return loop_.port(); }
     std::error_code run() { return loop_.run(); }
     void stop() noexcept { loop_.wake(); }
+    std::size_t loops() const noexcept { return 1; }
+    hub_anchor& anchor(std::size_t) noexcept { return set_.anchor(); }
 
 private:
     enum class set_state : std::uint8_t { closed, open };
@@ -130,6 +137,8 @@ public:
         return sets_[0]->add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return loops_.empty() ? 0 : loops_[0]->port(); }
+    std::size_t loops() const noexcept { return sets_.size(); }
+    hub_anchor& anchor(std::size_t i) noexcept { return sets_[i % sets_.size()]->anchor(); }
 
     // After every worker has returned: a connection the acceptor handed to a loop after it
     // had drained is refused (503) and closed, not left open.
@@ -159,6 +168,7 @@ private:
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
             loops_.back()->open();
+            async_hub::start(sets_.back()->anchor());
         }
         if (!reuse()) {
             std::vector<sharded_set*> all;
@@ -201,9 +211,12 @@ public:
                 loops_.back()->open();
             }
         }
+        async_hub::start(set_.anchor());
         return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }
+    std::size_t loops() const noexcept { return 1; }  // one set of connections, one hub
+    hub_anchor& anchor(std::size_t) noexcept { return set_.anchor(); }
 
     std::error_code run() {
         std::error_code ec = run_loops(loops_, opt_);

@@ -25,6 +25,7 @@
 #include "skiff/server/policy.hpp"
 #include "skiff/server/runners.hpp"
 
+#include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
 #include <memory>        // std::unique_ptr for the background thread
 #include <string>        // std::string host and path
@@ -35,6 +36,8 @@
 #include <vector>        // std::vector of socket files and inherited descriptors
 
 namespace skiff {
+
+class loop_ref;  // async/deferred.hpp
 
 template <class Policy = single>
 class basic_server {
@@ -160,6 +163,17 @@ public:
         runner_.stop();
         if (background_) background_->join();
     }
+
+    // The services of loop `index` (sharded: one per worker; single and shared: one), to post
+    // work, set timers or watch descriptors on (async/deferred.hpp). After listen(); under
+    // single, before run() or on the loop's own thread, since the first call starts them. A
+    // template so that a program that never asks compiles none of it.
+    template <class Loop = skiff::loop_ref>
+    Loop loop(std::size_t index = 0) {
+        return Loop(runner_.anchor(index));
+    }
+    // How many loops loop() can name.
+    std::size_t loops() const noexcept { return runner_.loops(); }
 
     const skiff::options& settings() const noexcept { return opt_; }
     skiff::router& router() noexcept { return router_; }

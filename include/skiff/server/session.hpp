@@ -13,6 +13,13 @@
 // calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
 // itself: the writer (writer.hpp) does.
 //
+// Deferred answers (response::defer) are applied here too, when the hub (async/hub.hpp) brings
+// them to the loop: on_answer() writes a completed answer, on_push() more of a push stream, and
+// the connection then goes on with the requests that waited behind it. While a connection waits
+// on an answer it parses nothing more (the simplest rule that keeps answers in request order):
+// what was read stays in its tail, nothing more is read, and a readable event only tells
+// whether the client went (deferred_state::cancelled).
+//
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
 // answered in order; a connection whose answers pass write_high_water stops being read until
@@ -33,6 +40,7 @@
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/writer.hpp"
@@ -41,6 +49,7 @@
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
+#include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
 
@@ -68,12 +77,18 @@ public:
         scratch_.reserve_more(read_size);
         writer_.open(read_size);
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
+        hub_anchor& a = set_.anchor();
+        a.poller = &set_.poller();
+        a.deferred_timeout_ms = opt_.deferred_timeout.count();
+        a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
+        a.push_high_water = opt_.write_high_water;
+        response_access::lend(res_, a);
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
 
     fate on_readable(conn& c) {
-        if (c.state == phase::lingering) return discard_input(c);
+        if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
         bool fresh = c.in.empty();
         std::size_t room = fresh ? scratch_.capacity() : make_room(c);
         char* buf = fresh ? scratch_.data() : c.in.data();
@@ -126,15 +141,66 @@ public:
     // progress or output to write finishes that (with Connection: close), then closes.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        if (c.out.empty() && c.state != phase::streaming) return close(c);
+        if (c.out.empty() && c.state != phase::streaming && c.state != phase::deferred) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
     }
 
+    // An event for a connection watched for nothing. For one waiting on its answer that had
+    // stopped watching, only an error or a hang-up is reported so: it is gone. Any other is a
+    // slot closed earlier in the same wait's batch (stop() settles connections before the
+    // batch is dispatched), whose stale event must leave it alone.
+    fate on_unwatched_event(conn& c) {
+        if (c.state != phase::deferred || c.fd < 0) return fate::open;
+        return close(c);
+    }
+
     fate close(conn& c) {
+        if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.in.capacity() != 0) pool_.release(c.in);
         set_.remove(c);
         return fate::closed;
+    }
+
+    // ---- deferred answers (called by the loop, on the thread that serves c) ---------------
+
+    // s was completed (or given up on) and `done` won: write it, and go on with the requests
+    // that waited behind it.
+    fate on_answer(conn& c, deferred_state& s) {
+        bool close = final_phase(c) >= phase::closing;
+        response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
+        res_.status(s.status);
+        for (auto& f : s.fields) res_.header(f.first, f.second);
+        if (s.kind == answer_kind::push) return start_push(c, s);
+        res_.body(s.body, s.content_type);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        finish_deferred(c, s);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // More of a push stream (and, with `last`, its end), framed as its head said.
+    fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
+        s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
+        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);  // it holds more than max_push_buffer
+        stream_state& st = *c.stream;
+        if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
+        if (last) {
+            if (st.framing == stream_framing::chunked) writer_.append_last_chunk();
+            else close_after_output(c, phase::closing);  // until_close: the end is the close
+            finish_deferred(c, s);
+        }
+        write_status w = writer_.flush(c);
+        if (last || w == write_status::failed) return after_write(c, w);
+        std::size_t parked = writer::pending(c);
+        s.parked.store(parked, std::memory_order_relaxed);
+        if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        return after_write(c, w);
+    }
+
+    // shared: the worker that read the request hands the connection to the hub's processor.
+    static void bind(conn& c, deferred_state& s) noexcept {
+        s.conn = &c;
+        s.link = link_state::bound;
     }
 
 private:
@@ -217,6 +283,7 @@ private:
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
+        else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 
@@ -298,6 +365,7 @@ private:
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
+        case phase::deferred: return await_answer(c);
         }
         return fate::open;
     }
@@ -318,8 +386,9 @@ private:
 
     // ---- close --------------------------------------------------------------------------
 
-    // The phase the connection ends its current work in: a stream's `then` while it streams.
-    static phase& final_phase(conn& c) noexcept { return c.state == phase::streaming ? c.stream->then : c.state; }
+    // The phase the connection ends its current work in: a stream's (or deferred answer's)
+    // `then` while there is one.
+    static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
         return c.state >= phase::streaming && final_phase(c) >= phase::closing;  // reading: one compare
     }
@@ -352,6 +421,100 @@ private:
         return fate::open;
     }
 
+    // ---- deferred answers -------------------------------------------------------------------
+
+    // Kept out of respond(), which must stay small enough to inline into serve(): measured 29
+    // instructions a request when this was inlined into it (callgrind, contract app).
+    SKIFF_NOINLINE void start_deferred(conn& c) {
+        deferred_state* s = response_access::take_deferred(res_);
+        c.stream.reset(new stream_state{nullptr, stream_framing::chunked, 0, phase::reading, s});
+        c.state = phase::deferred;
+        // The single and sharded loops apply answers themselves, between events; under shared
+        // the connection is handed over when this event is done (event_loop.hpp).
+        if constexpr (!Set::hands_over_deferred) bind(c, *s);
+    }
+
+    // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
+    // request or a status without content has no body, and the stream ends at once.
+    fate start_push(conn& c, deferred_state& s) {
+        res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
+        bool has_body = response_access::streaming(res_);
+        (void)response_access::take_source(res_);
+        c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        if (!has_body) {
+            finish_deferred(c, s);
+            return after_write(c, writer_.flush(c));
+        }
+        std::string early;
+        early.swap(s.early);
+        return on_push(c, s, early, s.early_last);
+    }
+
+    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    void finish_deferred(conn& c, deferred_state& s) {
+        unlink(c, s, link_end::answered);
+        phase then = c.stream->then;
+        c.stream.reset();
+        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+        if (c.state == phase::reading || c.state == phase::waiting)
+            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
+    }
+
+    enum class link_end : std::uint8_t { answered, gone };
+
+    // The connection stops waiting on s: later completions find it unlinked and are dropped.
+    // Under the hub's process lock, since under shared the processor may be looking at s.
+    SKIFF_NOINLINE void unlink(conn& c, deferred_state& s, link_end why) {
+        struct args {
+            deferred_state& s;
+            link_end why;
+            loop_hub* hub;
+        } a{s, why, set_.anchor().hub};
+        c.stream->deferred = nullptr;
+        a.hub->exclusive(
+            [](void* p) {
+                auto& x = *static_cast<args*>(p);
+                x.s.conn = nullptr;
+                x.s.link = link_state::finished;
+                x.s.push.store(push_state::closed, std::memory_order_relaxed);
+                if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
+                x.hub->forget(x.s);
+            },
+            &a);
+    }
+
+    // Waiting on the answer: watch for the client going (unless it already sent more, which
+    // waits in the kernel), and keep a deadline past the hub's own, as a last resort.
+    fate await_answer(conn& c) {
+        set_.watch(c, static_cast<std::uint8_t>(c.stream->quiet ? watch_none : watch_read));
+        arm(c, deadline_kind::deferred);
+        return fate::open;
+    }
+
+    // Readable while waiting: a peek tells pipelined bytes (stop watching: they wait) from an
+    // end of input (the client half-closed: still answered, but told it went) or an error.
+    SKIFF_NOINLINE fate on_deferred_readable(conn& c) {
+        char byte;
+        ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+        if (n < 0 && retry_later()) return fate::open;
+        if (n < 0) return close(c);
+        if (n == 0) {
+            c.stream->deferred->cancelled.store(true, std::memory_order_relaxed);
+            close_after_output(c, phase::closing);
+        }
+        c.stream->quiet = true;
+        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        return fate::open;
+    }
+
+    // The connection's own deadline while it waits: the hub answers at deferred_timeout;
+    // this closes it a write_timeout later if even that answer could not be written.
+    std::int64_t deferred_guard_ms() const noexcept {
+        std::int64_t d = opt_.deferred_timeout.count();
+        return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
+    }
+
     // ---- deadlines ----------------------------------------------------------------------
 
     // Inlined so that a constant kind picks its duration at compile time.
@@ -367,6 +530,7 @@ private:
         case deadline_kind::body: return opt_.body_timeout.count();
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
+        case deadline_kind::deferred: return deferred_guard_ms();
         }
         return opt_.idle_timeout.count();
     }

@@ -26,6 +26,7 @@
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/connection_set.hpp"
 #include "skiff/server/listener_list.hpp"
+#include "skiff/server/loop_hub.hpp"
 
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
@@ -53,9 +54,22 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
+    // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
+    // the hub's processor (whichever thread holds its process lock) applies the answer, and
+    // re-arms it once the answer is written. The worker that read the request hands it over
+    // when its event is done (event_loop.hpp), since until then it still owns it.
+    static constexpr bool hands_over_deferred = true;
+
+    shared_set() = default;
+    shared_set(const shared_set&) = delete;
+    shared_set& operator=(const shared_set&) = delete;
+    ~shared_set() {
+        if (anchor_.hub) anchor_.hub->detach();
+    }
 
     std::error_code open(std::int64_t, std::int64_t tick_ms) {
         tick_ = tick_ms;
+        anchor_.mode = poll_mode::oneshot;
         listener_open_.store(true);
         return poller_.open();
     }
@@ -68,6 +82,9 @@ public:
     }
 
     default_poller& poller() noexcept { return poller_; }
+    // The services every worker shares, started at listen; watched descriptors are one-shot, so
+    // one worker at a time runs a watch callback.
+    hub_anchor& anchor() noexcept { return anchor_; }
 
     // ---- the listeners: shared by every thread, each re-armed after its accept round ----
 
@@ -218,6 +235,7 @@ private:
 
     default_poller poller_;
     listener_list listeners_;
+    hub_anchor anchor_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
     std::mutex pool_lock_;

@@ -96,6 +96,15 @@ public:
         return {stream_end::not_yet, write_status::drained};
     }
 
+    // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
+    void append_piece(stream_framing framing, const char* data, std::size_t n) {
+        bool chunked = framing == stream_framing::chunked;
+        if (chunked) append_chunk_size(n);
+        batch_.append(data, n);
+        if (chunked) append(crlf);
+    }
+    void append_last_chunk() { append(last_chunk); }
+
 private:
     static constexpr int rounds_per_event = 4;
 
@@ -132,20 +141,14 @@ private:
         bool threw = false;
         call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
         if (n > cap) n = cap;
-        if (n != 0) append_piece(s, scratch, n);
+        if (n != 0) append_piece(s.framing, scratch, n);
         if (sized) s.left -= n;
         if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
         if (threw || (sized && s.left != 0)) return stream_end::truncated;
-        if (s.framing == stream_framing::chunked) append(last_chunk);
+        if (s.framing == stream_framing::chunked) append_last_chunk();
         return stream_end::complete;
     }
 
-    void append_piece(const stream_state& s, const char* data, std::size_t n) {
-        bool chunked = s.framing == stream_framing::chunked;
-        if (chunked) append_chunk_size(n);
-        batch_.append(data, n);
-        if (chunked) append(crlf);
-    }
 
     template <std::size_t N>
     void append(const char (&literal)[N]) {

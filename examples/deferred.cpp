@@ -1,0 +1,174 @@
+// Answering later without blocking the loop (response::defer): every answer here comes from
+// another thread, while the loop goes on serving.
+//
+//   GET /          Hello, World!
+//   GET /slow/:ms  "slept MS" after MS milliseconds, from a timer thread that holds a queue
+//                  of pending answers (the shape of waiting on an upstream)
+//   GET /pool/:ms  "slept MS" from a 4-thread pool whose task sleeps MS milliseconds
+//
+// Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops.
+#include <skiff/skiff.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// Answers each pending request at its due time, from one thread: a queue ordered by time.
+class delayed_answers {
+public:
+    delayed_answers() : thread_([this] { run(); }) {}
+    ~delayed_answers() {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            stopping_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+    }
+
+    void add(clock_type::time_point due, skiff::deferred later, std::string body) {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            pending_.emplace(due, entry{std::move(later), std::move(body)});
+        }
+        wake_.notify_one();
+    }
+
+private:
+    struct entry {
+        skiff::deferred later;
+        std::string body;
+    };
+
+    void run() {
+        std::unique_lock<std::mutex> g(lock_);
+        while (!stopping_) {
+            if (pending_.empty()) {
+                wake_.wait(g);
+                continue;
+            }
+            auto first = pending_.begin();
+            if (clock_type::now() < first->first) {
+                wake_.wait_until(g, first->first);
+                continue;
+            }
+            entry e = std::move(first->second);
+            pending_.erase(first);
+            g.unlock();
+            e.later.text(e.body);
+            g.lock();
+        }
+    }
+
+    std::mutex lock_;
+    std::condition_variable wake_;
+    std::multimap<clock_type::time_point, entry> pending_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+// A fixed pool of threads taking tasks from one queue.
+class thread_pool {
+public:
+    explicit thread_pool(unsigned n) {
+        for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+    }
+    ~thread_pool() {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+    void submit(std::function<void()> task) {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            tasks_.push_back(std::move(task));
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void work() {
+        std::unique_lock<std::mutex> g(lock_);
+        for (;;) {
+            wake_.wait(g, [this] { return stopping_ || !tasks_.empty(); });
+            if (tasks_.empty()) return;
+            auto task = std::move(tasks_.front());
+            tasks_.pop_front();
+            g.unlock();
+            task();
+            g.lock();
+        }
+    }
+
+    std::mutex lock_;
+    std::condition_variable wake_;
+    std::deque<std::function<void()>> tasks_;
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+};
+
+std::function<void()> stop_server;
+
+extern "C" void on_signal(int) {
+    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
+}
+
+long milliseconds_of(skiff::request& req) { return std::strtol(std::string(req.param("ms")).c_str(), nullptr, 10); }
+
+template <class Policy>
+int serve(std::uint16_t port) {
+    delayed_answers timer;  // outlives nothing it answers: a late answer after stop is a no-op
+    thread_pool pool(4);
+    skiff::options opt;
+    opt.workers = 2;
+    skiff::basic_server<Policy> app(opt);
+    app.get("/", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
+    app.get("/slow/:ms", [&timer](skiff::request& req, skiff::response& res) {
+        long ms = milliseconds_of(req);
+        timer.add(clock_type::now() + std::chrono::milliseconds(ms), res.defer(), "slept " + std::to_string(ms));
+    });
+    app.get("/pool/:ms", [&pool](skiff::request& req, skiff::response& res) {
+        long ms = milliseconds_of(req);
+        pool.submit([ms, later = std::make_shared<skiff::deferred>(res.defer())] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+            later->text("slept " + std::to_string(ms));
+        });
+    });
+    if (auto ec = app.listen(port)) {
+        std::fprintf(stderr, "deferred: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
+        return 1;
+    }
+    stop_server = [&app] { app.stop(); };
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::printf("deferred: serving http://127.0.0.1:%u/\n", app.port());
+    std::fflush(stdout);
+    return app.run();
+}
+
+} // namespace
+
+int main() {
+    const char* port_env = std::getenv("PORT");
+    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    std::string policy = std::getenv("POLICY") ? std::getenv("POLICY") : "single";
+    if (policy == "sharded") return serve<skiff::sharded>(port);
+    if (policy == "shared") return serve<skiff::shared>(port);
+    return serve<skiff::single>(port);
+}

@@ -1,0 +1,292 @@
+// The concrete loop hub (server/loop_hub.hpp states the interface): an inbox of tasks that any
+// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
+// EVFILT_USER on kqueue), the loop's timers, and the foreign descriptors it watches.
+//
+// It does not know connections: a task is a function of the loop's context (loop_context),
+// and the loop applies answers itself. It is made only when a program defers or asks for a
+// loop, so its mutex is compiled into such programs only.
+//
+// Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
+// never after detach(): from then on posts are refused (a handle that outlives its server
+// completes as a no-op). Tasks, timers and watch callbacks run under the process lock (a
+// recursive mutex, taken uncontended except under the shared policy, where it makes one
+// thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
+// handles that name it, and by itself until detach().
+#ifndef SKIFF_ASYNC_HUB_HPP
+#define SKIFF_ASYNC_HUB_HPP
+
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/poller/poll_event.hpp"
+#include "skiff/server/loop_hub.hpp"
+#include "skiff/server/loop_time.hpp"
+
+#include <algorithm>      // std::remove_if
+#include <atomic>         // the next timer's due time, read without the lock
+#include <cstdint>        // std::int64_t, std::uint64_t
+#include <functional>     // std::function tasks
+#include <limits>         // no deadline
+#include <map>            // timers by due time
+#include <memory>         // std::shared_ptr, the hub's own life
+#include <mutex>          // the inbox and process locks
+#include <unordered_map>  // timers by id
+#include <utility>        // std::move, std::swap
+#include <vector>         // the inbox, watchers
+
+namespace skiff::detail {
+
+using hub_task = std::function<void(loop_context&)>;
+
+class async_hub final : private loop_hub {
+public:
+    // The anchor's hub, started on first use (single: on the loop's thread; the other
+    // policies start theirs at listen, before any worker runs).
+    // Null when the notifier could not be made (no descriptor left).
+    static std::shared_ptr<async_hub> of(hub_anchor& a) {
+        if (a.hub == nullptr) start(a);
+        if (a.hub == nullptr) return nullptr;
+        return self(a.hub)->self_;
+    }
+
+    static void start(hub_anchor& a) {
+        auto hub = std::shared_ptr<async_hub>(new async_hub(*a.poller, a.mode));
+        hub->self_ = hub;
+        if (a.poller->add_notifier(&hub->notify_tag_, poll_mode::level)) return;  // no hub: defer answers 500
+        a.hub = static_cast<loop_hub*>(hub.get());
+    }
+
+    // ---- any thread ---------------------------------------------------------------------
+
+    // False when the loop is gone (the task is dropped).
+    bool post(hub_task task) {
+        std::lock_guard<std::mutex> g(inbox_lock_);
+        if (state_ == hub_state::detached) return false;
+        inbox_.push_back(std::move(task));
+        if (inbox_.size() == 1) poller_.notify();  // the loop drains all at once: one wake is enough
+        return true;
+    }
+
+    std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
+    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
+        std::uint64_t id = new_id();
+        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
+        post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
+            timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+            by_due_.emplace(due, id);
+            note_next_due();
+        });
+        return id;
+    }
+    void cancel_timer(std::uint64_t id) {
+        post([this, id](loop_context&) { drop_timer(id); });
+    }
+
+    // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
+    std::uint64_t add_watch(int fd, std::function<void()> fn) {
+        std::uint64_t id = new_id();
+        post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
+            auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
+            if (poller_.add(fd, w.get(), watch_read, mode_)) return;
+            std::lock_guard<std::mutex> g(watch_lock_);
+            watchers_.push_back(std::move(w));
+            watch_total_.fetch_add(1, std::memory_order_relaxed);
+        });
+        return id;
+    }
+    void remove_watch(std::uint64_t id) {
+        post([this, id](loop_context&) { retire_watch(id); });
+    }
+
+    // ---- what loop_hub's table calls ----------------------------------------------------
+
+    void detach() noexcept {
+        std::shared_ptr<async_hub> last;
+        {
+            std::lock_guard<std::mutex> g(inbox_lock_);
+            state_ = hub_state::detached;
+            inbox_.clear();
+            last = std::move(self_);
+        }
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        timers_.clear();
+        by_due_.clear();
+    }
+
+    bool claims(const void* data) const noexcept {
+        if (data == &notify_tag_) return true;
+        if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
+        std::lock_guard<std::mutex> g(watch_lock_);
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr;
+    }
+
+    // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
+    // and one whose event is still further on in this wait's batch must not be closed under it.
+    void on_event(const void* data, loop_context&) {
+        if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        watcher* w = nullptr;
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            w = find(watchers_, data);
+        }
+        if (w == nullptr) return;  // unwatched since the wait reported it
+        call_guarded([&] { w->fn(); }, [] {});
+        if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
+    }
+
+    int timeout(int base, std::int64_t now_ms) noexcept {
+        std::int64_t due = next_due_.load(std::memory_order_relaxed);
+        if (due == no_timer) return base;
+        std::int64_t wait = due > now_ms ? due - now_ms : 0;
+        return base < 0 || wait < base ? static_cast<int>(wait) : base;
+    }
+
+    // After the turn's events: the inbox (if the notifier fired), then the timers that are due.
+    // Under shared a thread with only timers to run leaves them to a processor already at work.
+    void on_turn(std::int64_t now_ms, loop_context& ctx) {
+        bool drain_now = drain_wanted_.load(std::memory_order_relaxed);
+        if (!drain_now && next_due_.load(std::memory_order_relaxed) > now_ms &&
+            retired_count_.load(std::memory_order_relaxed) == 0)
+            return;
+        std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
+        if (drain_now) p.lock();
+        else if (!p.try_lock()) return;
+        if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
+        run_due(now_ms, ctx);
+        free_retired(now_ms);
+    }
+
+    void exclusive(void (*fn)(void*), void* arg) {
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        fn(arg);
+    }
+
+    void forget(deferred_state& s) { drop_timer(s.deadline_timer); }
+
+private:
+    enum class hub_state : std::uint8_t { open, detached };
+    static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
+
+    struct timer {
+        std::int64_t due;
+        std::int64_t period;
+        hub_task fn;
+    };
+    struct watcher {
+        std::uint64_t id;
+        int fd;
+        std::function<void()> fn;
+        std::int64_t retired_at;
+    };
+
+    static async_hub* self(loop_hub* h) noexcept { return static_cast<async_hub*>(h); }
+    static const async_hub* self(const loop_hub* h) noexcept { return static_cast<const async_hub*>(h); }
+    static void detach_of(loop_hub* h) noexcept { self(h)->detach(); }
+    static bool claims_of(const loop_hub* h, const void* d) noexcept { return self(h)->claims(d); }
+    static void on_event_of(loop_hub* h, const void* d, loop_context& ctx) { self(h)->on_event(d, ctx); }
+    static int timeout_of(loop_hub* h, int base, std::int64_t now) noexcept { return self(h)->timeout(base, now); }
+    static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
+    static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
+    static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
+    static constexpr ops table{&detach_of, &claims_of, &on_event_of, &timeout_of, &on_turn_of, &exclusive_of, &forget_of};
+
+    async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
+
+    static watcher* find(const std::vector<std::unique_ptr<watcher>>& ws, const void* data) noexcept {
+        for (auto& w : ws)
+            if (w.get() == data) return w.get();
+        return nullptr;
+    }
+
+    void drain(loop_context& ctx) {
+        poller_.clear_notifier();
+        std::vector<hub_task> batch;
+        {
+            std::lock_guard<std::mutex> g(inbox_lock_);
+            std::swap(batch, inbox_);
+        }
+        for (auto& t : batch) call_guarded([&] { t(ctx); }, [] {});
+    }
+
+    void run_due(std::int64_t now_ms, loop_context& ctx) {
+        while (!by_due_.empty() && by_due_.begin()->first <= now_ms) {
+            std::uint64_t id = by_due_.begin()->second;
+            by_due_.erase(by_due_.begin());
+            auto it = timers_.find(id);
+            if (it == timers_.end()) continue;  // cancelled
+            hub_task fn = std::move(it->second.fn);
+            std::int64_t period = it->second.period;
+            if (period == 0) timers_.erase(it);
+            call_guarded([&] { fn(ctx); }, [] {});
+            it = timers_.find(id);  // fn may have cancelled itself
+            if (period != 0 && it != timers_.end()) {
+                it->second.fn = std::move(fn);
+                it->second.due = now_ms + period;
+                by_due_.emplace(it->second.due, id);
+            }
+        }
+        note_next_due();
+    }
+
+    // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
+    void drop_timer(std::uint64_t id) {
+        if (timers_.erase(id) != 0 && timers_.empty()) by_due_.clear();
+        note_next_due();
+    }
+
+    void note_next_due() noexcept {
+        next_due_.store(by_due_.empty() ? no_timer : by_due_.begin()->first, std::memory_order_relaxed);
+    }
+
+    // A removed watcher stays claimable for a second: an event the wait already reported for
+    // it (on this thread or, under shared, another) must not be taken for a connection.
+    void retire_watch(std::uint64_t id) {
+        std::lock_guard<std::mutex> g(watch_lock_);
+        for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
+            if ((*it)->id != id) continue;
+            poller_.remove((*it)->fd);
+            (*it)->retired_at = monotonic_ms();
+            retired_.push_back(std::move(*it));
+            watchers_.erase(it);
+            retired_count_.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    }
+
+    void free_retired(std::int64_t now_ms) {
+        if (retired_count_.load(std::memory_order_relaxed) == 0) return;
+        std::lock_guard<std::mutex> g(watch_lock_);
+        auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
+        retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
+        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - retired_.size();
+        retired_count_.store(retired_.size(), std::memory_order_relaxed);
+        watch_total_.fetch_sub(freed, std::memory_order_relaxed);
+    }
+
+    default_poller& poller_;
+    poll_mode mode_;
+    char notify_tag_ = 0;  // its address tells the notifier's events apart
+    std::shared_ptr<async_hub> self_;
+
+    std::mutex inbox_lock_;
+    std::vector<hub_task> inbox_;
+    hub_state state_ = hub_state::open;
+    std::atomic<std::uint64_t> next_id_{1};
+
+    std::recursive_mutex process_lock_;
+    std::atomic<bool> drain_wanted_{false};
+    std::unordered_map<std::uint64_t, timer> timers_;
+    std::multimap<std::int64_t, std::uint64_t> by_due_;
+    std::atomic<std::int64_t> next_due_{no_timer};
+
+    mutable std::mutex watch_lock_;
+    std::vector<std::unique_ptr<watcher>> watchers_;
+    std::vector<std::unique_ptr<watcher>> retired_;
+    std::atomic<std::size_t> retired_count_{0};
+    std::atomic<std::size_t> watch_total_{0};  // watchers and retired ones: claims() looks only if some
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_ASYNC_HUB_HPP

@@ -1,0 +1,145 @@
+// What a loop and its deferred answers share, as interfaces only: the state of one deferred
+// answer (deferred_state), the loop's side of applying it (loop_context, implemented by
+// event_loop), and the hub that carries work to the loop from other threads (loop_hub,
+// implemented by async/hub.hpp).
+//
+// It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
+// which a program instantiates only by deferring or by asking a server for its loop. So the
+// loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
+// program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
+//
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting) are
+// touched only by the thread that serves its connection at that moment, which is the loop's
+// thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
+// while the connection waits on this answer and cleared the moment it stops (answer written,
+// connection closed): a completion that finds it cleared is dropped, so a handle never reaches
+// a connection it no longer names, however its slot has been reused since.
+#ifndef SKIFF_SERVER_LOOP_HUB_HPP
+#define SKIFF_SERVER_LOOP_HUB_HPP
+
+#include "skiff/poller/poll_event.hpp"
+#include "skiff/poller/poller.hpp"
+
+#include <atomic>       // flags and byte counts read by producers on other threads
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t
+#include <string>       // an answer's body and fields
+#include <utility>      // std::pair
+#include <vector>       // an answer's fields
+
+namespace skiff::detail {
+
+struct connection;
+
+// How a deferred answer was completed.
+enum class answer_kind : std::uint8_t {
+    none,     // not yet
+    whole,    // status, fields and a body, sent at once
+    push,     // status and fields now; the body is pushed by a producer (push_stream)
+};
+
+// Where the loop is with a deferred answer's connection.
+enum class link_state : std::uint8_t {
+    unbound,   // shared policy: the worker that read the request has not handed it over yet
+    bound,     // the connection waits on this answer
+    finished,  // the answer is written, or the connection went: completions are dropped
+};
+
+// A push stream as its producer sees it.
+enum class push_state : std::uint8_t { open, closed };
+
+struct deferred_state {
+    // Set by defer() on the loop, then read-only.
+    bool head_request = false;  // HEAD: the answer's body is not sent
+    bool http10 = false;
+    std::int64_t push_limit = 0;  // options::max_push_buffer
+    std::size_t push_high_water = 0;  // options::write_high_water
+
+    // Written by the one thread that wins `done`, before it posts the answer to the loop (the
+    // hub's mutex orders the two).
+    std::atomic<bool> done{false};
+    answer_kind kind = answer_kind::none;
+    int status = 200;
+    std::string content_type;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string body;
+
+    // Read by any thread, written by the loop.
+    std::atomic<bool> cancelled{false};  // the client went, the deadline passed, or the server stopped
+    std::atomic<push_state> push{push_state::open};
+    std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
+    std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
+    std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
+
+    // Loop-side (see the file comment).
+    connection* conn = nullptr;
+    link_state link = link_state::unbound;
+    bool answer_waiting = false;  // shared: completed before the hand-over
+    std::string early;            // shared: pushed before the hand-over
+    bool early_last = false;
+    std::uint64_t deadline_timer = 0;
+};
+
+// The loop's side, called by the hub on the thread that serves the connection.
+class loop_context {
+public:
+    virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
+    virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
+    virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
+
+protected:
+    ~loop_context() = default;
+};
+
+// Called through a table of function pointers that the concrete hub fills, not through
+// virtual functions: GCC devirtualises a call speculatively when one derived class is in
+// sight, and would so compile the concrete hub (and its mutex) into every program.
+class loop_hub {
+public:
+    // The set is going: posts are refused from now on, and the hub lives on only as long as
+    // handles still name it.
+    void detach() noexcept { ops_->detach(this); }
+    // Whether a poller event's data is the hub's (its notifier or a watched descriptor).
+    bool claims(const void* data) const noexcept { return ops_->claims(this, data); }
+    void on_event(const void* data, loop_context& ctx) { ops_->on_event(this, data, ctx); }
+    // The wait timeout given the loop's own (-1: none), shortened to the next timer.
+    int timeout(int base, std::int64_t now_ms) noexcept { return ops_->timeout(this, base, now_ms); }
+    // Once a turn: runs the timers that are due.
+    void on_turn(std::int64_t now_ms, loop_context& ctx) { ops_->on_turn(this, now_ms, ctx); }
+    // Runs fn as the hub's processor (under its process lock), so that no completion is
+    // applied meanwhile (under shared, on another thread).
+    void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
+    // The connection stopped waiting on s: its deadline timer is dropped.
+    void forget(deferred_state& s) { ops_->forget(this, s); }
+
+protected:
+    struct ops {
+        void (*detach)(loop_hub*) noexcept;
+        bool (*claims)(const loop_hub*, const void*) noexcept;
+        void (*on_event)(loop_hub*, const void*, loop_context&);
+        int (*timeout)(loop_hub*, int, std::int64_t) noexcept;
+        void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
+        void (*exclusive)(loop_hub*, void (*)(void*), void*);
+        void (*forget)(loop_hub*, deferred_state&);
+    };
+    explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
+    ~loop_hub() = default;
+
+private:
+    const ops* ops_;
+};
+
+// What a loop lends each response so that defer() can find its hub (or start it: single
+// starts it on the first defer, the threaded policies at listen), and the options it needs.
+struct hub_anchor {
+    loop_hub* hub = nullptr;
+    default_poller* poller = nullptr;
+    poll_mode mode = poll_mode::level;  // how watched descriptors are registered
+    std::int64_t deferred_timeout_ms = 0;
+    std::int64_t push_limit = 0;
+    std::size_t push_high_water = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_LOOP_HUB_HPP

@@ -1,0 +1,382 @@
+// Deferred answers (response::defer), push streams and the loop's services, as a client and a
+// handler author see them: answers from other threads, in request order, exactly once; the
+// server's 500 for a dropped handle and 503 at the deadline; handles whose connection went;
+// push streams with their bound; run-on-loop, timers and watched descriptors.
+#include "support/dechunk.hpp"
+#include "support/loopback.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace skiff_test;
+
+namespace {
+
+// Handles parked by handlers, completed by the test (or a pool) when it chooses.
+class parked {
+public:
+    void put(skiff::deferred d) {
+        std::lock_guard<std::mutex> g(lock_);
+        handles_.push_back(std::make_shared<skiff::deferred>(std::move(d)));
+        arrived_.notify_all();
+    }
+    // Waits until n handles are parked; returns them all, oldest first.
+    std::vector<std::shared_ptr<skiff::deferred>> take(std::size_t n) {
+        std::unique_lock<std::mutex> g(lock_);
+        arrived_.wait_for(g, 5s, [&] { return handles_.size() >= n; });
+        std::vector<std::shared_ptr<skiff::deferred>> out(handles_.begin(), handles_.end());
+        handles_.clear();
+        return out;
+    }
+
+private:
+    std::mutex lock_;
+    std::condition_variable arrived_;
+    std::deque<std::shared_ptr<skiff::deferred>> handles_;
+};
+
+std::string request(const std::string& path, const char* method = "GET") {
+    return std::string(method) + " " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("an answer completed on another thread is written with its status, fields and body", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/later", [](skiff::request&, skiff::response& res) {
+            std::thread([later = res.defer()]() mutable {
+                std::this_thread::sleep_for(20ms);
+                later.status(201).header("X-From", "worker").json(R"({"ok":true})");
+            }).detach();
+        });
+    });
+    client c(srv.port());
+    c.send(request("/later"));
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 201);
+    CHECK(rs[0].header("X-From") == "worker");
+    CHECK(rs[0].header("Content-Type") == "application/json");
+    CHECK(rs[0].body == R"({"ok":true})");
+    c.send(request("/later"));  // the connection goes on
+    CHECK(read_responses(c, 1).size() == 1);
+}
+
+TEST_CASE_TEMPLATE("pipelined requests behind a deferred one are answered after it, in order", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
+    });
+    client c(srv.port());
+    c.send(request("/n/1") + request("/wait") + request("/n/2") + request("/n/3"));
+    auto first = read_responses(c, 1);
+    REQUIRE(first.size() == 1);
+    CHECK(first[0].body == "1");
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    CHECK(c.read_some(200ms).empty());  // nothing overtakes the deferred answer
+    handles[0]->text("deferred");
+    auto rest = read_responses(c, 3);
+    REQUIRE(rest.size() == 3);
+    CHECK(rest[0].body == "deferred");
+    CHECK(rest[1].body == "2");
+    CHECK(rest[2].body == "3");
+}
+
+TEST_CASE_TEMPLATE("a pool answering out of order, with clients that left, answers each the right body", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/job/:n", [&](skiff::request& req, skiff::response& res) {
+            std::string n(req.param("n"));
+            auto later = res.defer();
+            later.header("X-Job", n);
+            waiting.put(std::move(later));
+        });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("up"); });
+    });
+    const int n = 24;
+    std::vector<std::unique_ptr<client>> clients;
+    for (int i = 0; i < n; ++i) {
+        clients.push_back(std::make_unique<client>(srv.port()));
+        clients.back()->send(request("/job/" + std::to_string(i)));
+    }
+    auto handles = waiting.take(n);
+    REQUIRE(handles.size() == static_cast<std::size_t>(n));
+    for (int i = 0; i < n; i += 3) clients[static_cast<std::size_t>(i)].reset();  // gone before their answers
+    // Four threads complete in reverse order of arrival; each handle learns its job from
+    // the field it carries, so it answers with the job's own number.
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 4; ++t) {
+        pool.emplace_back([&, t] {
+            for (int i = n - 1 - t; i >= 0; i -= 4) handles[static_cast<std::size_t>(i)]->text("job");
+        });
+    }
+    for (auto& t : pool) t.join();
+    for (int i = 0; i < n; ++i) {
+        if (!clients[static_cast<std::size_t>(i)]) continue;
+        auto rs = read_responses(*clients[static_cast<std::size_t>(i)], 1);
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].header("X-Job") == std::to_string(i));
+    }
+    client after(srv.port());  // recycled slots serve new clients normally
+    after.send(request("/"));
+    auto rs = read_responses(after, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
+}
+
+TEST_CASE_TEMPLATE("an answer is written once: a second completion is dropped", Policy, SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+    });
+    client c(srv.port());
+    c.send(request("/wait"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    CHECK(handles[0]->text("first"));
+    CHECK_FALSE(handles[0]->text("second"));
+    auto rs = read_responses(c, 2, 500ms);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "first");
+}
+
+TEST_CASE_TEMPLATE("a handle dropped without an answer answers 500", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/drop", [](skiff::request&, skiff::response& res) { (void)res.defer(); });
+    });
+    client c(srv.port());
+    c.send(request("/drop"));
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 500);
+}
+
+TEST_CASE_TEMPLATE("an answer not completed by deferred_timeout is answered 503, and the late one dropped", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    skiff::options opt;
+    opt.deferred_timeout = 200ms;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("next"); });
+    }, opt);
+    client c(srv.port());
+    c.send(request("/wait") + request("/"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    auto rs = read_responses(c, 2, 3000ms);
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].status == 503);
+    CHECK(rs[1].body == "next");
+    CHECK(handles[0]->cancelled());
+    CHECK_FALSE(handles[0]->text("too late"));
+    CHECK(c.read_some(200ms).empty());
+}
+
+TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, skiff::single, skiff::sharded) {
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+    });
+    auto c = std::make_unique<client>(srv.port());
+    c->send(request("/wait"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    CHECK_FALSE(handles[0]->cancelled());
+    c.reset();
+    auto until = std::chrono::steady_clock::now() + 3s;
+    while (!handles[0]->cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    CHECK(handles[0]->cancelled());
+    handles[0]->text("nobody reads this");  // a no-op, not a write to a closed or reused slot
+}
+
+TEST_CASE("a handle that outlives its server completes as a no-op") {
+    parked waiting;
+    std::shared_ptr<skiff::deferred> kept;
+    {
+        running_server<skiff::single> srv([&](skiff::basic_server<skiff::single>& app) {
+            app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        }, [] {
+            skiff::options o;
+            o.stop_timeout = 100ms;
+            return o;
+        }());
+        client c(srv.port());
+        c.send(request("/wait"));
+        auto handles = waiting.take(1);
+        REQUIRE(handles.size() == 1);
+        kept = handles[0];
+    }
+    CHECK_FALSE(kept->text("after the server"));  // its loop is gone: dropped
+}
+
+TEST_CASE_TEMPLATE("HEAD on a deferred route gets the head only", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/later", [](skiff::request&, skiff::response& res) { res.defer().text("twelve bytes"); });
+    });
+    client c(srv.port());
+    c.send(request("/later", "HEAD") + request("/later"));
+    std::string all = c.read_until([](const std::string& s) { return s.find("twelve bytes") != std::string::npos; });
+    auto heads = parse_responses(all, true);
+    REQUIRE(heads.size() >= 1);
+    CHECK(heads[0].header("Content-Length") == "12");
+    CHECK(all.find("twelve bytes") == all.rfind("twelve bytes"));  // one body: the GET's
+}
+
+TEST_CASE_TEMPLATE("a push stream is chunked, ends with its close, and requests behind it follow", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/push", [](skiff::request&, skiff::response& res) {
+            std::thread([later = res.defer()]() mutable {
+                skiff::push_stream s = later.stream("text/plain");
+                for (const char* piece : {"one ", "two ", "three"}) {
+                    CHECK(s.write(piece) == skiff::push_status::accepted);
+                    std::this_thread::sleep_for(10ms);
+                }
+                s.close();
+            }).detach();
+        });
+        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
+    });
+    client c(srv.port());
+    c.send(request("/push") + request("/n/9"));
+    std::string all = c.read_until([](const std::string& s) { return s.find("\r\n\r\n9") != std::string::npos; });
+    std::size_t head_end = all.find("\r\n\r\n");
+    REQUIRE(head_end != std::string::npos);
+    CHECK(all.substr(0, head_end).find("Transfer-Encoding: chunked") != std::string::npos);
+    std::size_t next = all.find("HTTP/1.1 200", head_end);
+    REQUIRE(next != std::string::npos);
+    std::string body;
+    CHECK(dechunk(all.substr(head_end + 4, next - head_end - 4), body));
+    CHECK(body == "one two three");
+}
+
+TEST_CASE_TEMPLATE("a push stream to a client that does not read says backlogged, then closes at its bound", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_push_buffer = 256 * 1024;
+    opt.write_high_water = 32 * 1024;
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/flood", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("up"); });
+    }, opt);
+    client c(srv.port());
+    int small = 4096;
+    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    c.send(request("/flood"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    skiff::push_stream s = handles[0]->stream("application/octet-stream");
+    std::string piece(8192, 'x');
+    bool saw_backlog = false;
+    skiff::push_status st = skiff::push_status::accepted;
+    std::size_t written = 0;
+    for (int i = 0; i < 100000 && st != skiff::push_status::closed; ++i) {
+        st = s.write(piece);
+        if (st == skiff::push_status::backlogged) saw_backlog = true;
+        if (st != skiff::push_status::closed) written += piece.size();
+        if (i % 16 == 0) std::this_thread::sleep_for(1ms);  // let the loop write what it can
+    }
+    CHECK(saw_backlog);
+    CHECK(st == skiff::push_status::closed);
+    CHECK(written < 64u << 20);  // closed at its bound, not after taking everything
+    client other(srv.port());  // and the server goes on
+    other.send(request("/"));
+    auto rs = read_responses(other, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
+}
+
+TEST_CASE_TEMPLATE("server-sent events arrive as event-stream lines", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/events", [](skiff::request&, skiff::response& res) {
+            skiff::sse_stream events = res.defer().events();
+            events.retry(1500ms);
+            events.send("a\nb", "tick", "7");
+            events.comment("keep-alive");
+            events.close();
+        });
+    });
+    client c(srv.port());
+    c.send(request("/events"));
+    std::string all = c.read_until([](const std::string& s) { return s.find("0\r\n\r\n") != std::string::npos; });
+    std::size_t head_end = all.find("\r\n\r\n");
+    REQUIRE(head_end != std::string::npos);
+    CHECK(all.substr(0, head_end).find("Content-Type: text/event-stream") != std::string::npos);
+    CHECK(all.substr(0, head_end).find("Cache-Control: no-cache") != std::string::npos);
+    std::string body;
+    CHECK(dechunk(all.substr(head_end + 4), body));
+    CHECK(body == "retry: 1500\n\nevent: tick\nid: 7\ndata: a\ndata: b\n\n: keep-alive\n\n");
+}
+
+TEST_CASE_TEMPLATE("a loop runs posted functions, timers and watch callbacks", Policy, SKIFF_TEST_POLICIES) {
+    std::mutex lock;
+    std::condition_variable changed;
+    int posted = 0, once = 0, repeated = 0, watched = 0;
+    auto bump = [&](int& n) {
+        std::lock_guard<std::mutex> g(lock);
+        ++n;
+        changed.notify_all();
+    };
+    auto wait_for = [&](const int& n, int at_least) {
+        std::unique_lock<std::mutex> g(lock);
+        return changed.wait_for(g, 3s, [&] { return n >= at_least; });
+    };
+    // loop() before run(): under single the first call starts the loop's services.
+    skiff::options opt;
+    opt.workers = 2;
+    skiff::basic_server<Policy> app(opt);
+    REQUIRE_FALSE(app.listen(0));
+    skiff::loop_ref loop = app.loop();
+    std::thread runner([&] { app.run(); });
+    REQUIRE(static_cast<bool>(loop));
+    std::thread([&] { CHECK(loop.post([&] { bump(posted); })); }).join();
+    CHECK(wait_for(posted, 1));
+    loop.after(20ms, [&] { bump(once); });
+    skiff::timer_id every = loop.every(10ms, [&] { bump(repeated); });
+    CHECK(wait_for(repeated, 3));
+    loop.cancel(every);
+    CHECK(wait_for(once, 1));
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    skiff::watch_id w = loop.watch(fds[0], [&, fd = fds[0]] {
+        char buf[16];
+        if (::read(fd, buf, sizeof buf) > 0) bump(watched);
+    });
+    std::this_thread::sleep_for(20ms);
+    CHECK(::write(fds[1], "x", 1) == 1);
+    CHECK(wait_for(watched, 1));
+    loop.unwatch(w);
+    std::this_thread::sleep_for(50ms);
+    int after_cancel;
+    {
+        std::lock_guard<std::mutex> g(lock);
+        after_cancel = repeated;
+    }
+    std::this_thread::sleep_for(60ms);
+    {
+        std::lock_guard<std::mutex> g(lock);
+        CHECK(repeated == after_cancel);  // cancelled: no more ticks
+        CHECK(once == 1);
+    }
+    app.stop();
+    runner.join();
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
