@@ -41,7 +41,7 @@ def parse_args(argv):
                    help="full: every scenario at every connection count and at the fixed rate; policies: "
                         "keep-alive and pipelined at 64 and 256 connections and the uneven-cost scenario")
     p.add_argument("--servers", help="comma-separated subset (default: all)")
-    p.add_argument("--cells", help="only these cells of the matrix, by key (e.g. uneven/c64/open10000)")
+    p.add_argument("--cells", help="only these cells, by key (e.g. uneven/c64/open10000), in the matrix or not")
     p.add_argument("--max-conns", type=int, default=512, help="largest connection count (64, 256, 512)")
     p.add_argument("--rate", type=float, default=10000, help="fixed offered rate, keep-alive and uneven (req/s)")
     p.add_argument("--close-rate", type=float, default=4000, help="fixed offered rate, short-lived (req/s)")
@@ -239,8 +239,8 @@ def main(argv):
     os.makedirs(os.path.join(a.out_dir, "logs"), exist_ok=True)
     matrix = "quick" if a.quick else a.matrix
     cells = default_cells(max_conns(a), a.rate, a.close_rate, matrix)
-    if a.cells:
-        cells = [c for c in cells if c.key in a.cells.split(",")]
+    if a.cells:  # any cell a key names, in the matrix or not (plaintext/c512/open20000, say)
+        cells = [cell_from_key(k) for k in a.cells.split(",")]
     specs, absent = pick_servers(a, cells)
     if a.compare_wrk:
         return wrk_compare.run(a, specs)
