@@ -15,8 +15,10 @@ descriptors (/proc/PID/fd) must come back to the baseline.
                    server RSS grows by less than 64 MiB and the server stops reading them; a
                    client that never reads one 16 MiB answer is dropped at write_timeout (3 s).
   stalled_pipeline_deadline, slow_pipeline_reader
-                   known bug, expected failures (reported skipped while they reproduce): a
-                   pipeline parked behind unsent output is cut by header_timeout, mid-response.
+                   a pipeline parked behind output the client has not taken is governed by
+                   write_timeout: dropped at it when the client never reads, and answered whole
+                   when it reads steadily past header_timeout (a bug until the session armed the
+                   write deadline for that wait).
   soak             keep-alive GETs with wrk in 2 s rounds until 1,000,000 requests or 10 rounds:
                    no error, and RSS after every round within 5% of the first (warm-up) round.
 Usage: hostile_test.py BINARY SCENARIO"""
@@ -27,7 +29,7 @@ import socket
 import threading
 import time
 
-from support import (HELLO, check, expect_known_bug, fetch, get_ok, main, read_responses, readable, reset, run,
+from support import (HELLO, check, fetch, get_ok, main, read_responses, readable, reset, run,
                      skiff_app, wait_for)
 
 GET = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -260,13 +262,6 @@ def never_reads(binary):
         serves(app, "never_reads")
 
 
-PIPELINE_BUG = ("A connection whose output is parked with complete pipelined requests still in its "
-                "tail is governed by header_timeout (counted from the tail's first byte) instead of "
-                "write_timeout, and when that header deadline fires with output pending, "
-                "session::on_deadline closes the connection (c.out is not empty, so no 408) "
-                "mid-response.")
-
-
 def stalled_pipeline_deadline(binary):
     """Expected: a client that pipelines and never reads is dropped at write_timeout."""
     with skiff_app(binary, WRITE_TIMEOUT_MS=2000, HEADER_TIMEOUT_MS=20000) as app:
@@ -276,9 +271,8 @@ def stalled_pipeline_deadline(binary):
         try:
             dropped = wait_for(lambda: app.fds() == base, 6)
             print("  dropped within 6 s: %s (write_timeout 2 s, header_timeout 20 s)" % dropped, flush=True)
-            expect_known_bug(dropped, "stalled_pipeline_deadline: a client pipelining 20 requests for 256 KiB "
-                             "and never reading is dropped at write_timeout (2 s), not header_timeout (20 s)",
-                             PIPELINE_BUG)
+            check(dropped, "stalled_pipeline_deadline: a client pipelining 20 requests for 256 KiB and never "
+                  "reading is dropped at write_timeout (2 s), not header_timeout (20 s)")
         finally:
             readers[0][0].close()
 
@@ -305,10 +299,9 @@ def slow_pipeline_reader(binary):
         whole = got.count(b"HTTP/1.1 200 OK")
         print("  %d bytes, %d answers begun, in %.1f s; header_timeout 1 s" % (
             len(got), whole, time.monotonic() - started), flush=True)
-        expect_known_bug(whole == count and len(got) >= count * size,
-                         "slow_pipeline_reader: 20 pipelined GETs of 256 KiB, read steadily over about 3 s, "
-                         "all answered whole (got %d bytes, %d answers begun)" % (len(got), whole),
-                         PIPELINE_BUG)
+        check(whole == count and len(got) >= count * size,
+              "slow_pipeline_reader: 20 pipelined GETs of 256 KiB, read steadily over about 3 s, "
+              "all answered whole (got %d bytes, %d answers begun)" % (len(got), whole))
 
 
 def soak(binary):

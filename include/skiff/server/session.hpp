@@ -361,7 +361,13 @@ private:
         case phase::reading:
         case phase::body: return await_request(c);
         case phase::waiting:
-        case phase::streaming: set_.watch(c, watch_write); return fate::open;  // go on when writable
+        case phase::streaming:
+            // Go on when writable. Everything written may still sit in a full socket buffer,
+            // so the wait is the client's to end: a write deadline, not whatever ran before
+            // (the head's, counted from long ago, cut pipelined downloads mid-body).
+            arm(c, deadline_kind::write);
+            set_.watch(c, watch_write);
+            return fate::open;
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
