@@ -7205,6 +7205,7 @@ public:
     }
 
     static void start(hub_anchor& a) {
+        if (a.hub) return;  // one hub a set: a second start would leak the first
         auto hub = std::shared_ptr<async_hub>(new async_hub(*a.poller, a.mode));
         hub->self_ = hub;
         if (a.poller->add_notifier(&hub->notify_tag_, poll_mode::level)) return;  // no hub: defer answers 500
@@ -7648,8 +7649,8 @@ public:
                 loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
                 loops_.back()->open();
             }
+            async_hub::start(set_.anchor());  // once, with the set: later listeners share it
         }
-        async_hub::start(set_.anchor());
         return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }

@@ -48,6 +48,7 @@ public:
     }
 
     static void start(hub_anchor& a) {
+        if (a.hub) return;  // one hub a set: a second start would leak the first
         auto hub = std::shared_ptr<async_hub>(new async_hub(*a.poller, a.mode));
         hub->self_ = hub;
         if (a.poller->add_notifier(&hub->notify_tag_, poll_mode::level)) return;  // no hub: defer answers 500

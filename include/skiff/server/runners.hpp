@@ -210,8 +210,8 @@ public:
                 loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
                 loops_.back()->open();
             }
+            async_hub::start(set_.anchor());  // once, with the set: later listeners share it
         }
-        async_hub::start(set_.anchor());
         return set_.add_listener(std::move(fd), kind);
     }
     std::uint16_t port() const noexcept { return set_.port(); }
