@@ -1097,11 +1097,31 @@ inline constexpr bool has_abstract_unix_sockets = true;
 inline constexpr bool has_abstract_unix_sockets = false;
 #endif // __linux__
 
-// host: an IPv4 or IPv6 literal, or a name getaddrinfo resolves ("localhost"). A name with
-// both kinds of address binds its first IPv4 one, as 127.0.0.1 is what "localhost" means to
-// most clients (Go's net.Listen decides the same); else the first address given.
+// RFC 6761 §6.3: "localhost" and names under it are the loopback address whatever the
+// resolver says; a system without /etc/hosts (a minimal chroot, a container) resolves
+// nothing for it otherwise.
+inline bool is_localhost_name(std::string_view host) noexcept {
+    std::string_view suffix = ".localhost";
+    auto lower_equals = [](std::string_view a, std::string_view lower) {
+        if (a.size() != lower.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + ('a' - 'A')) : a[i];
+            if (c != lower[i]) return false;
+        }
+        return true;
+    };
+    if (!host.empty() && host.back() == '.') host.remove_suffix(1);  // the root label
+    if (lower_equals(host, "localhost")) return true;
+    return host.size() > suffix.size() && lower_equals(host.substr(host.size() - suffix.size()), suffix);
+}
+
+// host: an IPv4 or IPv6 literal, or a name getaddrinfo resolves ("localhost" is 127.0.0.1
+// without asking it). A name with both kinds of address binds its first IPv4 one, as
+// 127.0.0.1 is what "localhost" means to most clients (Go's net.Listen decides the same);
+// else the first address given.
 inline std::error_code resolve_endpoint(const std::string& host, std::uint16_t port, endpoint& out) {
     if (make_endpoint(host, port, out)) return {};
+    if (is_localhost_name(host) && make_endpoint("127.0.0.1", port, out)) return {};
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;

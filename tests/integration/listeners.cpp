@@ -80,6 +80,28 @@ TEST_CASE_TEMPLATE("listen(port, \"localhost\") resolves the name and serves on 
     CHECK(!app.error());
 }
 
+// RFC 6761 §6.3: without asking the resolver, so it holds where /etc/hosts is missing (a
+// debootstrap chroot, a minimal container) and no resolver knows the name.
+TEST_CASE("localhost names are the loopback address whatever the resolver says") {
+    struct row {
+        const char* host;
+        bool loopback;
+    };
+    const row rows[] = {{"localhost", true}, {"LocalHost", true}, {"localhost.", true}, {"api.localhost", true},
+                        {"a.b.LOCALHOST", true}, {"localhost.example", false}, {"mylocalhost", false},
+                        {".localhost", false}, {"", false}};
+    for (const row& r : rows) {
+        CAPTURE(r.host);
+        CHECK(skiff::detail::is_localhost_name(r.host) == r.loopback);
+    }
+    skiff::server app;
+    hello_routes(app);
+    REQUIRE(!app.listen(0, "api.localhost"));
+    REQUIRE(!app.start());
+    client c(app.port());
+    CHECK(get_root(c) == "hello");
+}
+
 TEST_CASE("listen() on an IPv6 literal") {
     skiff::server app;
     hello_routes(app);
