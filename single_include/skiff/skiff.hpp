@@ -1101,18 +1101,10 @@ inline constexpr bool has_abstract_unix_sockets = false;
 // resolver says; a system without /etc/hosts (a minimal chroot, a container) resolves
 // nothing for it otherwise.
 inline bool is_localhost_name(std::string_view host) noexcept {
-    std::string_view suffix = ".localhost";
-    auto lower_equals = [](std::string_view a, std::string_view lower) {
-        if (a.size() != lower.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + ('a' - 'A')) : a[i];
-            if (c != lower[i]) return false;
-        }
-        return true;
-    };
+    constexpr std::string_view suffix = ".localhost";
     if (!host.empty() && host.back() == '.') host.remove_suffix(1);  // the root label
-    if (lower_equals(host, "localhost")) return true;
-    return host.size() > suffix.size() && lower_equals(host.substr(host.size() - suffix.size()), suffix);
+    if (detail::iequals_lower(host, "localhost")) return true;
+    return host.size() > suffix.size() && detail::iequals_lower(host.substr(host.size() - suffix.size()), suffix);
 }
 
 // host: an IPv4 or IPv6 literal, or a name getaddrinfo resolves ("localhost" is 127.0.0.1
@@ -2640,25 +2632,23 @@ private:
         return parse_status::incomplete;
     }
 
-    static bool is_bws(char c) noexcept { return c == ' ' || c == '\t'; }
-
     // BWS ";" BWS chunk-ext-name [ BWS "=" ...: the state after c, or ext_bad.
     state ext_name_step(char c) const noexcept {
         switch (state_) {
         case state::ext_semicolon:
-            return c == ';' ? state::ext_name_start : is_bws(c) ? state_ : state::ext_bad;
+            return c == ';' ? state::ext_name_start : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_name_start:
-            return detail::is_tchar(c) ? state::ext_name : is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_tchar(c) ? state::ext_name : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_name:
             if (detail::is_tchar(c)) return state_;
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
             if (c == '=') return state::ext_value_start;
-            return is_bws(c) ? state::ext_name_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_name_bws : state::ext_bad;
         default:  // ext_name_bws
             if (c == '=') return state::ext_value_start;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_ows(c) ? state_ : state::ext_bad;
         }
     }
 
@@ -2670,12 +2660,12 @@ private:
         switch (state_) {
         case state::ext_value_start:
             if (c == '"') return state::ext_quoted;
-            return detail::is_tchar(c) ? state::ext_token : is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_tchar(c) ? state::ext_token : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_token:
             if (detail::is_tchar(c)) return state_;
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_value_bws : state::ext_bad;
         case state::ext_quoted:
             if (c == '"') return state::ext_value_end;
             if (c == '\\') return state::ext_quoted_pair;
@@ -2684,10 +2674,10 @@ private:
         case state::ext_value_end:
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_value_bws : state::ext_bad;
         default:  // ext_value_bws
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_ows(c) ? state_ : state::ext_bad;
         }
     }
 

@@ -15,6 +15,7 @@
 #define SKIFF_HTTP_CHUNKED_HPP
 
 #include "skiff/detail/ascii.hpp"
+#include "skiff/detail/scan.hpp"
 #include "skiff/http/parse_status.hpp"
 
 #include <cstddef>  // std::size_t
@@ -117,25 +118,23 @@ private:
         return parse_status::incomplete;
     }
 
-    static bool is_bws(char c) noexcept { return c == ' ' || c == '\t'; }
-
     // BWS ";" BWS chunk-ext-name [ BWS "=" ...: the state after c, or ext_bad.
     state ext_name_step(char c) const noexcept {
         switch (state_) {
         case state::ext_semicolon:
-            return c == ';' ? state::ext_name_start : is_bws(c) ? state_ : state::ext_bad;
+            return c == ';' ? state::ext_name_start : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_name_start:
-            return detail::is_tchar(c) ? state::ext_name : is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_tchar(c) ? state::ext_name : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_name:
             if (detail::is_tchar(c)) return state_;
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
             if (c == '=') return state::ext_value_start;
-            return is_bws(c) ? state::ext_name_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_name_bws : state::ext_bad;
         default:  // ext_name_bws
             if (c == '=') return state::ext_value_start;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_ows(c) ? state_ : state::ext_bad;
         }
     }
 
@@ -147,12 +146,12 @@ private:
         switch (state_) {
         case state::ext_value_start:
             if (c == '"') return state::ext_quoted;
-            return detail::is_tchar(c) ? state::ext_token : is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_tchar(c) ? state::ext_token : detail::is_ows(c) ? state_ : state::ext_bad;
         case state::ext_token:
             if (detail::is_tchar(c)) return state_;
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_value_bws : state::ext_bad;
         case state::ext_quoted:
             if (c == '"') return state::ext_value_end;
             if (c == '\\') return state::ext_quoted_pair;
@@ -161,10 +160,10 @@ private:
         case state::ext_value_end:
             if (c == '\r') return state::size_lf;
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state::ext_value_bws : state::ext_bad;
+            return detail::is_ows(c) ? state::ext_value_bws : state::ext_bad;
         default:  // ext_value_bws
             if (c == ';') return state::ext_name_start;
-            return is_bws(c) ? state_ : state::ext_bad;
+            return detail::is_ows(c) ? state_ : state::ext_bad;
         }
     }
 

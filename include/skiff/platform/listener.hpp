@@ -10,6 +10,7 @@
 #ifndef SKIFF_PLATFORM_LISTENER_HPP
 #define SKIFF_PLATFORM_LISTENER_HPP
 
+#include "skiff/detail/ascii.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/socket.hpp"
@@ -44,18 +45,10 @@ inline constexpr bool has_abstract_unix_sockets = false;
 // resolver says; a system without /etc/hosts (a minimal chroot, a container) resolves
 // nothing for it otherwise.
 inline bool is_localhost_name(std::string_view host) noexcept {
-    std::string_view suffix = ".localhost";
-    auto lower_equals = [](std::string_view a, std::string_view lower) {
-        if (a.size() != lower.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + ('a' - 'A')) : a[i];
-            if (c != lower[i]) return false;
-        }
-        return true;
-    };
+    constexpr std::string_view suffix = ".localhost";
     if (!host.empty() && host.back() == '.') host.remove_suffix(1);  // the root label
-    if (lower_equals(host, "localhost")) return true;
-    return host.size() > suffix.size() && lower_equals(host.substr(host.size() - suffix.size()), suffix);
+    if (detail::iequals_lower(host, "localhost")) return true;
+    return host.size() > suffix.size() && detail::iequals_lower(host.substr(host.size() - suffix.size()), suffix);
 }
 
 // host: an IPv4 or IPv6 literal, or a name getaddrinfo resolves ("localhost" is 127.0.0.1
