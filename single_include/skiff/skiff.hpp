@@ -318,6 +318,14 @@ public:
         if (cap_ - size_ < n) grow(n);
     }
 
+    // The capacity reserve_more(n) leaves, asked before it is done (a memory budget asks).
+    std::size_t capacity_after_reserving(std::size_t n) const noexcept {
+        if (cap_ - size_ >= n) return cap_;
+        std::size_t cap = cap_ ? cap_ : 256;
+        while (cap - size_ < n) cap *= 2;
+        return cap;
+    }
+
     // Writable room of at least n bytes at the end; commit() what was written.
     char* prepare(std::size_t n) {
         reserve_more(n);
@@ -348,8 +356,7 @@ public:
 
 private:
     SKIFF_NOINLINE void grow(std::size_t n) {
-        std::size_t cap = cap_ ? cap_ : 256;
-        while (cap - size_ < n) cap *= 2;
+        std::size_t cap = capacity_after_reserving(n);
         void* p = std::realloc(data_, cap);
         if (p == nullptr) std::abort();
         data_ = static_cast<char*>(p);
@@ -4886,6 +4893,13 @@ struct options {
     // together): beyond this the stream is closed and so is its connection, so a subscriber
     // that never reads cannot grow the server.
     std::size_t max_push_buffer = 1024 * 1024;
+    // Request bytes all connections together may buffer beyond their standard request buffer
+    // (bodies being read, requests queued behind a slow reader). Past it, a connection whose
+    // buffer would grow is not read until others give memory back: the server slows instead of
+    // running out, and one that cannot go on within its body deadline is answered 408. Split
+    // evenly between the loops under sharded; not enforced under shared. A single body larger
+    // than the budget is still read when nothing else holds any.
+    std::size_t max_buffered = 64 * 1024 * 1024;
     int listen_backlog = 1024;
 
     // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.
@@ -5632,6 +5646,8 @@ public:
     static constexpr int wait_batch = 256;
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
+    // One thread owns every connection here, so the session keeps the memory budget itself.
+    static constexpr bool budgets_memory = true;
 
     local_set() = default;
     local_set(const local_set&) = delete;
@@ -5862,6 +5878,9 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
+    // Any thread may grow or free a connection's buffers: options::max_buffered is not
+    // enforced under this policy (a per-loop count would drift between threads).
+    static constexpr bool budgets_memory = false;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over
@@ -6270,6 +6289,75 @@ private:
 #ifndef SKIFF_SERVER_SESSION_HPP
 #define SKIFF_SERVER_SESSION_HPP
 
+// begin skiff/server/memory_budget.hpp
+// The request bytes one loop's connections may hold beyond their standard request buffers
+// (options::max_buffered, split evenly between the loops), and the connections waiting for
+// some of it. A connection whose body would grow past the budget is not read (backpressure):
+// it waits here, still under its body deadline, and is read again when another connection
+// gives memory back. The server slows under a flood of large bodies instead of running out.
+//
+// What it counts: a connection's input buffer once it grew past the pool's standard size (a
+// body being buffered, or requests queued behind a slow reader); a buffer of the standard
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already.
+// It does not allocate, read or watch anything: the session (session.hpp) asks before it
+// grows a buffer and reports what it gave back.
+//
+// Invariants: a connection is in line at most once, and never after it closed; used() is the sum of the charges the session reported and not yet returned.
+// A grant never waits on nothing: a connection that is the only holder is granted even beyond
+// the limit (a body larger than the whole budget is still read, alone). Not thread-safe: one per
+// loop, like the buffer pool.
+#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
+#define SKIFF_SERVER_MEMORY_BUDGET_HPP
+
+#include <algorithm>  // std::find, std::remove
+#include <cstddef>    // std::size_t
+#include <deque>      // the connections waiting, oldest first
+
+namespace skiff::detail {
+
+template <class Conn>
+class memory_budget {
+public:
+    void set_limit(std::size_t limit) noexcept { limit_ = limit; }
+    std::size_t limit() const noexcept { return limit_; }
+    std::size_t used() const noexcept { return used_; }
+
+    // Whether a connection that holds `own` already may hold n more now.
+    bool grants(std::size_t n, std::size_t own) const noexcept {
+        return used_ == own || (used_ + n <= limit_ && n <= limit_);
+    }
+    void take(std::size_t n) noexcept { used_ += n; }
+    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
+
+    // A connection refused: it waits, in line, until memory is given back. Once: one that was
+    // read again for another reason (its parked output drained) and refused keeps its place.
+    void wait(Conn& c) {
+        if (std::find(waiting_.begin(), waiting_.end(), &c) == waiting_.end()) waiting_.push_back(&c);
+    }
+    bool has_waiters() const noexcept { return !waiting_.empty(); }
+
+    // The next connection to try again once memory was given back, or nullptr while the
+    // budget is still full (it would only be refused).
+    Conn* next_to_wake() noexcept {
+        if (waiting_.empty() || (used_ >= limit_ && used_ != 0)) return nullptr;
+        Conn* c = waiting_.front();
+        waiting_.pop_front();
+        return c;
+    }
+
+    // A waiting connection that closed (its deadline, or the client went) leaves the line.
+    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
+
+private:
+    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t used_ = 0;
+    std::deque<Conn*> waiting_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
+// end skiff/server/memory_budget.hpp
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
@@ -6303,6 +6391,7 @@ public:
         scratch_.reserve_more(read_size);
         writer_.open(read_size);
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
+        if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
@@ -6312,11 +6401,17 @@ public:
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
+    // This loop's share of options::max_buffered (sharded: the runner splits it).
+    void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
         bool fresh = c.in.empty();
-        std::size_t room = fresh ? scratch_.capacity() : make_room(c);
+        std::size_t room = scratch_.capacity();
+        if (!fresh) {
+            room = make_room(c);
+            if (SKIFF_UNLIKELY(room == 0)) return wait_for_memory(c);
+        }
         char* buf = fresh ? scratch_.data() : c.in.data();
         std::size_t have = fresh ? 0 : c.in.size();
         ssize_t n = ::recv(c.fd, buf + have, room, 0);
@@ -6358,8 +6453,9 @@ public:
                           request_started && c.out.empty() && takes_requests(c.state);
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
+        forget_if_waiting(c);
         answer_error(c, 408, phase::closing);  // the client is not sending: no draining
-        pool_.release(c.in);
+        release_in(c);
         return after_write(c, writer_.flush(c));
     }
 
@@ -6376,14 +6472,16 @@ public:
     // stopped watching, only an error or a hang-up is reported so: it is gone. Any other is a
     // slot closed earlier in the same wait's batch (stop() settles connections before the
     // batch is dispatched), whose stale event must leave it alone.
+    // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if (c.state != phase::deferred || c.fd < 0) return fate::open;
+        if ((c.state != phase::deferred && c.state != phase::body) || c.fd < 0) return fate::open;
         return close(c);
     }
 
     fate close(conn& c) {
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
-        if (c.in.capacity() != 0) pool_.release(c.in);
+        forget_if_waiting(c);
+        if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
         return fate::closed;
     }
@@ -6435,15 +6533,63 @@ private:
     // ---- read and serve -----------------------------------------------------------------
 
     // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
-    // of the declared body up to one read's worth. Memory follows the bytes that arrive, not
-    // what a head declares, so idle clients that declare large bodies reserve little.
+    // of the declared body, or one read's worth of a chunked one. Where the memory budget is
+    // kept, a declared body is reserved whole at its first growth, so a body once granted
+    // never waits again and bodies cannot each hold part of the budget and all wait for more;
+    // the budget, not the client, bounds what declared bodies reserve. 0: refused, wait.
     std::size_t make_room(conn& c) {
         std::size_t want = read_size;
+        std::uint64_t declared = c.parser.declared_size();
         if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (c.parser.declared_size() > c.in.size() && c.parser.declared_size() - c.in.size() < read_size)
-            want = static_cast<std::size_t>(c.parser.declared_size() - c.in.size());
-        c.in.reserve_more(want);
+        else if (declared > c.in.size() && (Set::budgets_memory || declared - c.in.size() < read_size))
+            want = static_cast<std::size_t>(declared - c.in.size());
+        if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
         return c.in.room();
+    }
+
+    // ---- the memory budget (memory_budget.hpp) ------------------------------------------
+
+    // What an input buffer of this capacity counts: all of it once it grew past both a pool
+    // buffer and one read's worth (what the tail of a fresh read may need, bounded per
+    // connection already), else nothing. So a waiting connection holds none of the budget.
+    std::size_t charge_of(std::size_t capacity) const noexcept {
+        std::size_t free_size = pool_.buffer_size() > read_size ? pool_.buffer_size() : read_size;
+        return capacity > free_size ? capacity : 0;
+    }
+
+    bool grow_within_budget(conn& c, std::size_t want) {
+        if constexpr (Set::budgets_memory) {
+            std::size_t before = charge_of(c.in.capacity());
+            std::size_t after = charge_of(c.in.capacity_after_reserving(want));
+            if (after > before && !budget_.grants(after - before, before)) return false;
+            budget_.take(after - before);
+        }
+        c.in.reserve_more(want);
+        return true;
+    }
+
+    void release_in(conn& c) {
+        std::size_t charge = charge_of(c.in.capacity());
+        pool_.release(c.in);
+        if constexpr (Set::budgets_memory) {
+            if (charge == 0) return;
+            budget_.give(charge);
+            // One waiter tries again per release: it takes what it needs, and the next
+            // release wakes the next, so a freed budget is not stampeded.
+            if (conn* w = budget_.next_to_wake()) set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+        }
+    }
+
+    // Not read until memory is given back; its body deadline keeps running.
+    fate wait_for_memory(conn& c) {
+        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        budget_.wait(c);
+        return fate::open;
+    }
+
+    void forget_if_waiting(conn& c) noexcept {
+        if constexpr (Set::budgets_memory)
+            if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
     // Parses and answers every complete request in buf[0, len) while the connection takes
@@ -6542,14 +6688,14 @@ private:
         bool closes = ends_after_output(c);
         if (closes || used == len) {
             if (closes && used < len) close_after_output(c, phase::draining);  // unread requests: drain them
-            if (c.in.capacity() != 0) pool_.release(c.in);
+            if (c.in.capacity() != 0) release_in(c);
             if (!closes) arm(c, deadline_kind::idle);
             return;
         }
         std::size_t keep = c.parser.kept(len - used);
         if (fresh) {
             pool_.acquire(c.in);
-            c.in.append(buf + used, keep);
+            c.in.append(buf + used, keep);  // at most a read's worth: outside the budget
         } else {
             c.in.consume(used);
             c.in.resize(keep);
@@ -6778,6 +6924,7 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
+    memory_budget<conn> budget_;
     serving serving_ = serving::normally;
 };
 
@@ -6945,6 +7092,7 @@ public:
         session_.open();
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
+    void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
 
     // Serves until stop(), then drains: answers what was read, closes idle connections, and
     // returns when none is left or stop_timeout has passed. A failing wait (not an
@@ -7616,6 +7764,7 @@ private:
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
+            loops_.back()->limit_buffered(opt.max_buffered / n);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());
         }

@@ -19,6 +19,10 @@ descriptors (/proc/PID/fd) must come back to the baseline.
                    write_timeout: dropped at it when the client never reads, and answered whole
                    when it reads steadily past header_timeout (a bug until the session armed the
                    write deadline for that wait).
+  memory_budget    300 connections each sending a 1 MiB body to POST /echo at once: every
+                   echo comes back whole, no connection is reset, and server RSS grows by less
+                   than max_buffered (64 MiB) plus a fixed 48 MiB (the answers being written:
+                   the writer's batch and output parked for clients still reading).
   soak             keep-alive GETs with wrk in 2 s rounds until 1,000,000 requests or 10 rounds:
                    no error, and RSS after every round within 5% of the first (warm-up) round.
 Usage: hostile_test.py BINARY SCENARIO"""
@@ -304,6 +308,69 @@ def slow_pipeline_reader(binary):
               "all answered whole (got %d bytes, %d answers begun)" % (len(got), whole))
 
 
+def echo_upload(port, body, results, i, all_begun):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        # All but the last byte, then hold until every upload is in flight: without a budget the
+        # server would buffer 300 bodies at once; with one, those past it wait in kernel buffers
+        # (their sendall blocks until the server reads them).
+        s.sendall(b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:-1])
+        all_begun.wait(30)
+        s.sendall(body[-1:])
+        got = b""
+        while True:
+            head_end = got.find(b"\r\n\r\n")
+            if head_end >= 0:
+                m = re.search(rb"content-length: *(\d+)", got[:head_end], re.I)
+                if m and len(got) >= head_end + 4 + int(m.group(1)):
+                    break
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            got += chunk
+        s.close()
+        results[i] = got.startswith(b"HTTP/1.1 200") and got.endswith(body)
+    except OSError as e:
+        results[i] = "error: %s" % e
+
+
+def memory_budget(binary):
+    raise_own_nofile(4096)
+    with skiff_app(binary) as app:
+        base, rss0 = app.fds(), app.rss_kib()
+        peak, done = [rss0], threading.Event()
+        def sample():
+            while not done.is_set():
+                peak.append(app.rss_kib())
+                time.sleep(0.02)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        count, results = 300, [None] * 300
+        all_begun = threading.Event()
+        senders = [threading.Thread(target=echo_upload,
+                                    args=(app.port, bytes([65 + i % 26]) * (1 << 20), results, i, all_begun))
+                   for i in range(count)]
+        started = time.monotonic()
+        for t in senders:
+            t.start()
+        time.sleep(2)  # the held uploads: what the server buffers now is the budget's to bound
+        all_begun.set()
+        for t in senders:
+            t.join(60)
+        done.set()
+        sampler.join()
+        right = sum(1 for r in results if r is True)
+        errors = [r for r in results if r is not True][:3]
+        growth = max(peak) - rss0
+        print("  %d of %d echoes whole in %.1f s; server RSS %d KiB before, grew by %d KiB at the peak %s" % (
+            right, count, time.monotonic() - started, rss0, growth, errors), flush=True)
+        check(right == count, "memory_budget: 300 x 1 MiB echoes at once, every one whole (%d)" % right)
+        check(growth < (64 + 48) * 1024,
+              "memory_budget: RSS growth within max_buffered (64 MiB) plus 48 MiB (%d KiB)" % growth)
+        back_to_baseline(app, base, "memory_budget")
+        serves(app, "memory_budget")
+
+
 def soak(binary):
     with skiff_app(binary) as app:
         url = "http://127.0.0.1:%d/" % app.port
@@ -324,6 +391,6 @@ def soak(binary):
 
 
 if __name__ == "__main__":
-    main({f.__name__: f for f in (slowloris, connection_flood, fd_exhaustion, resets, never_reads, soak,
+    main({f.__name__: f for f in (slowloris, connection_flood, fd_exhaustion, resets, never_reads, memory_budget, soak,
                                   stalled_pipeline_deadline, slow_pipeline_reader)},
          budget=85)

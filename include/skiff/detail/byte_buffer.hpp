@@ -50,6 +50,14 @@ public:
         if (cap_ - size_ < n) grow(n);
     }
 
+    // The capacity reserve_more(n) leaves, asked before it is done (a memory budget asks).
+    std::size_t capacity_after_reserving(std::size_t n) const noexcept {
+        if (cap_ - size_ >= n) return cap_;
+        std::size_t cap = cap_ ? cap_ : 256;
+        while (cap - size_ < n) cap *= 2;
+        return cap;
+    }
+
     // Writable room of at least n bytes at the end; commit() what was written.
     char* prepare(std::size_t n) {
         reserve_more(n);
@@ -80,8 +88,7 @@ public:
 
 private:
     SKIFF_NOINLINE void grow(std::size_t n) {
-        std::size_t cap = cap_ ? cap_ : 256;
-        while (cap - size_ < n) cap *= 2;
+        std::size_t cap = capacity_after_reserving(n);
         void* p = std::realloc(data_, cap);
         if (p == nullptr) std::abort();
         data_ = static_cast<char*>(p);

@@ -68,6 +68,7 @@ public:
         session_.open();
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
+    void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
 
     // Serves until stop(), then drains: answers what was read, closes idle connections, and
     // returns when none is left or stop_timeout has passed. A failing wait (not an

@@ -39,6 +39,8 @@ public:
     static constexpr int wait_batch = 256;
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
+    // One thread owns every connection here, so the session keeps the memory budget itself.
+    static constexpr bool budgets_memory = true;
 
     local_set() = default;
     local_set(const local_set&) = delete;

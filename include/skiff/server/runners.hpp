@@ -167,6 +167,7 @@ private:
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
+            loops_.back()->limit_buffered(opt.max_buffered / n);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());
         }

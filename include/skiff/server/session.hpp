@@ -42,6 +42,7 @@
 #include "skiff/server/connection.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
+#include "skiff/server/memory_budget.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/writer.hpp"
 
@@ -77,6 +78,7 @@ public:
         scratch_.reserve_more(read_size);
         writer_.open(read_size);
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
+        if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
@@ -86,11 +88,17 @@ public:
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
+    // This loop's share of options::max_buffered (sharded: the runner splits it).
+    void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
         bool fresh = c.in.empty();
-        std::size_t room = fresh ? scratch_.capacity() : make_room(c);
+        std::size_t room = scratch_.capacity();
+        if (!fresh) {
+            room = make_room(c);
+            if (SKIFF_UNLIKELY(room == 0)) return wait_for_memory(c);
+        }
         char* buf = fresh ? scratch_.data() : c.in.data();
         std::size_t have = fresh ? 0 : c.in.size();
         ssize_t n = ::recv(c.fd, buf + have, room, 0);
@@ -132,8 +140,9 @@ public:
                           request_started && c.out.empty() && takes_requests(c.state);
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
+        forget_if_waiting(c);
         answer_error(c, 408, phase::closing);  // the client is not sending: no draining
-        pool_.release(c.in);
+        release_in(c);
         return after_write(c, writer_.flush(c));
     }
 
@@ -150,14 +159,16 @@ public:
     // stopped watching, only an error or a hang-up is reported so: it is gone. Any other is a
     // slot closed earlier in the same wait's batch (stop() settles connections before the
     // batch is dispatched), whose stale event must leave it alone.
+    // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if (c.state != phase::deferred || c.fd < 0) return fate::open;
+        if ((c.state != phase::deferred && c.state != phase::body) || c.fd < 0) return fate::open;
         return close(c);
     }
 
     fate close(conn& c) {
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
-        if (c.in.capacity() != 0) pool_.release(c.in);
+        forget_if_waiting(c);
+        if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
         return fate::closed;
     }
@@ -209,15 +220,63 @@ private:
     // ---- read and serve -----------------------------------------------------------------
 
     // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
-    // of the declared body up to one read's worth. Memory follows the bytes that arrive, not
-    // what a head declares, so idle clients that declare large bodies reserve little.
+    // of the declared body, or one read's worth of a chunked one. Where the memory budget is
+    // kept, a declared body is reserved whole at its first growth, so a body once granted
+    // never waits again and bodies cannot each hold part of the budget and all wait for more;
+    // the budget, not the client, bounds what declared bodies reserve. 0: refused, wait.
     std::size_t make_room(conn& c) {
         std::size_t want = read_size;
+        std::uint64_t declared = c.parser.declared_size();
         if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (c.parser.declared_size() > c.in.size() && c.parser.declared_size() - c.in.size() < read_size)
-            want = static_cast<std::size_t>(c.parser.declared_size() - c.in.size());
-        c.in.reserve_more(want);
+        else if (declared > c.in.size() && (Set::budgets_memory || declared - c.in.size() < read_size))
+            want = static_cast<std::size_t>(declared - c.in.size());
+        if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
         return c.in.room();
+    }
+
+    // ---- the memory budget (memory_budget.hpp) ------------------------------------------
+
+    // What an input buffer of this capacity counts: all of it once it grew past both a pool
+    // buffer and one read's worth (what the tail of a fresh read may need, bounded per
+    // connection already), else nothing. So a waiting connection holds none of the budget.
+    std::size_t charge_of(std::size_t capacity) const noexcept {
+        std::size_t free_size = pool_.buffer_size() > read_size ? pool_.buffer_size() : read_size;
+        return capacity > free_size ? capacity : 0;
+    }
+
+    bool grow_within_budget(conn& c, std::size_t want) {
+        if constexpr (Set::budgets_memory) {
+            std::size_t before = charge_of(c.in.capacity());
+            std::size_t after = charge_of(c.in.capacity_after_reserving(want));
+            if (after > before && !budget_.grants(after - before, before)) return false;
+            budget_.take(after - before);
+        }
+        c.in.reserve_more(want);
+        return true;
+    }
+
+    void release_in(conn& c) {
+        std::size_t charge = charge_of(c.in.capacity());
+        pool_.release(c.in);
+        if constexpr (Set::budgets_memory) {
+            if (charge == 0) return;
+            budget_.give(charge);
+            // One waiter tries again per release: it takes what it needs, and the next
+            // release wakes the next, so a freed budget is not stampeded.
+            if (conn* w = budget_.next_to_wake()) set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+        }
+    }
+
+    // Not read until memory is given back; its body deadline keeps running.
+    fate wait_for_memory(conn& c) {
+        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        budget_.wait(c);
+        return fate::open;
+    }
+
+    void forget_if_waiting(conn& c) noexcept {
+        if constexpr (Set::budgets_memory)
+            if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
     // Parses and answers every complete request in buf[0, len) while the connection takes
@@ -316,14 +375,14 @@ private:
         bool closes = ends_after_output(c);
         if (closes || used == len) {
             if (closes && used < len) close_after_output(c, phase::draining);  // unread requests: drain them
-            if (c.in.capacity() != 0) pool_.release(c.in);
+            if (c.in.capacity() != 0) release_in(c);
             if (!closes) arm(c, deadline_kind::idle);
             return;
         }
         std::size_t keep = c.parser.kept(len - used);
         if (fresh) {
             pool_.acquire(c.in);
-            c.in.append(buf + used, keep);
+            c.in.append(buf + used, keep);  // at most a read's worth: outside the budget
         } else {
             c.in.consume(used);
             c.in.resize(keep);
@@ -552,6 +611,7 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
+    memory_budget<conn> budget_;
     serving serving_ = serving::normally;
 };
 

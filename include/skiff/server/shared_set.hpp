@@ -54,6 +54,9 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
+    // Any thread may grow or free a connection's buffers: options::max_buffered is not
+    // enforced under this policy (a per-loop count would drift between threads).
+    static constexpr bool budgets_memory = false;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over

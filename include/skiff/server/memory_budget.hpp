@@ -1,0 +1,67 @@
+// The request bytes one loop's connections may hold beyond their standard request buffers
+// (options::max_buffered, split evenly between the loops), and the connections waiting for
+// some of it. A connection whose body would grow past the budget is not read (backpressure):
+// it waits here, still under its body deadline, and is read again when another connection
+// gives memory back. The server slows under a flood of large bodies instead of running out.
+//
+// What it counts: a connection's input buffer once it grew past the pool's standard size (a
+// body being buffered, or requests queued behind a slow reader); a buffer of the standard
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already.
+// It does not allocate, read or watch anything: the session (session.hpp) asks before it
+// grows a buffer and reports what it gave back.
+//
+// Invariants: a connection is in line at most once, and never after it closed; used() is the sum of the charges the session reported and not yet returned.
+// A grant never waits on nothing: a connection that is the only holder is granted even beyond
+// the limit (a body larger than the whole budget is still read, alone). Not thread-safe: one per
+// loop, like the buffer pool.
+#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
+#define SKIFF_SERVER_MEMORY_BUDGET_HPP
+
+#include <algorithm>  // std::find, std::remove
+#include <cstddef>    // std::size_t
+#include <deque>      // the connections waiting, oldest first
+
+namespace skiff::detail {
+
+template <class Conn>
+class memory_budget {
+public:
+    void set_limit(std::size_t limit) noexcept { limit_ = limit; }
+    std::size_t limit() const noexcept { return limit_; }
+    std::size_t used() const noexcept { return used_; }
+
+    // Whether a connection that holds `own` already may hold n more now.
+    bool grants(std::size_t n, std::size_t own) const noexcept {
+        return used_ == own || (used_ + n <= limit_ && n <= limit_);
+    }
+    void take(std::size_t n) noexcept { used_ += n; }
+    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
+
+    // A connection refused: it waits, in line, until memory is given back. Once: one that was
+    // read again for another reason (its parked output drained) and refused keeps its place.
+    void wait(Conn& c) {
+        if (std::find(waiting_.begin(), waiting_.end(), &c) == waiting_.end()) waiting_.push_back(&c);
+    }
+    bool has_waiters() const noexcept { return !waiting_.empty(); }
+
+    // The next connection to try again once memory was given back, or nullptr while the
+    // budget is still full (it would only be refused).
+    Conn* next_to_wake() noexcept {
+        if (waiting_.empty() || (used_ >= limit_ && used_ != 0)) return nullptr;
+        Conn* c = waiting_.front();
+        waiting_.pop_front();
+        return c;
+    }
+
+    // A waiting connection that closed (its deadline, or the client went) leaves the line.
+    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
+
+private:
+    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t used_ = 0;
+    std::deque<Conn*> waiting_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP

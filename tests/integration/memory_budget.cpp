@@ -1,0 +1,116 @@
+// options::max_buffered: the request bytes all connections together may buffer. Bodies beyond
+// it wait (their connections are not read) and are read once others give memory back, so
+// every request is still answered; a body that waits past its deadline gets its 408.
+#include "support/loopback.hpp"
+
+#include <doctest/doctest.h>
+
+#include <malloc.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace skiff_test;
+
+namespace {
+
+template <class Policy>
+void echo_routes(skiff::basic_server<Policy>& app) {
+    app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(std::string(req.body())); });
+}
+
+skiff::options small_budget() {
+    skiff::options opt;
+    opt.max_buffered = 4 * 1024 * 1024;  // room for one or two 1 MiB bodies at a time, not twenty
+    opt.max_body = 2 * 1024 * 1024;
+    opt.workers = 1;  // sharded splits the budget per loop: one loop keeps it exact
+    return opt;
+}
+
+std::string upload(std::size_t size, char fill) {
+    return "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n" +
+           std::string(size, fill);
+}
+
+std::size_t heap_in_use() {
+    struct mallinfo2 m = ::mallinfo2();
+    return m.uordblks + m.hblkhd;
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("twenty 1 MiB bodies at once under a 4 MiB budget are all answered, each with its own bytes",
+                   Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(echo_routes<Policy>, small_budget());
+    constexpr int uploads = 20;
+    constexpr std::size_t size = 1024 * 1024;
+    std::vector<int> right(uploads, 0);
+    std::vector<std::thread> senders;
+    for (int i = 0; i < uploads; ++i) {
+        senders.emplace_back([&, i] {
+            client c(srv.port());
+            char fill = static_cast<char>('a' + i % 26);
+            c.send(upload(size, fill));
+            auto rs = read_responses(c, 1, 20'000ms);
+            right[static_cast<std::size_t>(i)] = rs.size() == 1 && rs[0].status == 200 && rs[0].body == std::string(size, fill);
+        });
+    }
+    for (auto& t : senders) t.join();
+    int answered = 0;
+    for (int r : right) answered += r;
+    CHECK(answered == uploads);
+}
+
+TEST_CASE_TEMPLATE("a body bigger than the whole budget is still read when nothing else holds any", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = small_budget();
+    opt.max_buffered = 256 * 1024;
+    running_server<Policy> srv(echo_routes<Policy>, opt);
+    client c(srv.port());
+    c.send(upload(1024 * 1024, 'z'));
+    auto rs = read_responses(c, 1, 5000ms);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == std::string(1024 * 1024, 'z'));
+}
+
+TEST_CASE_TEMPLATE("a body waiting for the budget past its deadline is answered 408, and the others go on", Policy,
+                   skiff::single, skiff::sharded) {
+    skiff::options opt = small_budget();
+    opt.max_buffered = 1024 * 1024;  // one body at a time
+    opt.body_timeout = std::chrono::milliseconds(300);
+    running_server<Policy> srv(echo_routes<Policy>, opt);
+    client holder(srv.port()), waiter(srv.port());
+    std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\n";
+    holder.send(head + "h");  // granted: its whole body is reserved, then it stalls
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    waiter.send(head + "w");  // refused: it waits for memory that never frees
+    auto rs = parse_responses(waiter.read_to_close(3000ms));
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 408);
+    auto hs = parse_responses(holder.read_to_close(3000ms));  // the holder stalled too: its own 408
+    REQUIRE(hs.size() == 1);
+    CHECK(hs[0].status == 408);
+    client after(srv.port());  // the budget is whole again
+    after.send(upload(900'000, 'q'));
+    auto as = read_responses(after, 1, 3000ms);
+    REQUIRE(as.size() == 1);
+    CHECK(as[0].body == std::string(900'000, 'q'));
+}
+
+TEST_CASE_TEMPLATE("stalled uploads that declare large bodies hold no more than the budget together", Policy,
+                   skiff::single, skiff::sharded) {
+    if (sanitized) return;  // the sanitizers' allocators do not report through mallinfo2
+    running_server<Policy> srv(echo_routes<Policy>, small_budget());
+    std::vector<std::unique_ptr<client>> clients;
+    std::size_t before = heap_in_use();
+    for (int i = 0; i < 20; ++i) {  // each declares 1 MiB and sends one byte, then a second
+        clients.push_back(std::make_unique<client>(srv.port()));
+        clients.back()->send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\nx");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (auto& c : clients) c->send("x");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::size_t growth = heap_in_use() - before;
+    MESSAGE("heap growth for 20 stalled 1 MiB uploads under a 4 MiB budget: " << growth / 1024 << " KiB");
+    CHECK(growth < 4u * 1024 * 1024 + 20u * 128 * 1024);  // the budget plus a request buffer each
+}
