@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev python3 curl git pkg-config
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev libsqlite3-dev python3 curl git pkg-config
           g++-11 g++-12 clang-14 clang-16
           nginx-light haproxy apache2-utils wrk)  # the last four: the system preset
 missing=()

@@ -1,0 +1,273 @@
+// A JSON REST store on a real SQLite file, whose queries run on a small thread pool and are
+// answered through deferred responses (response::defer): the loop never waits on the disk.
+//
+//   GET    /items/:id      200 {"id":N,"data":...}, or 404 {"error":"not found"}
+//   GET    /items?limit=N  200 a JSON array of items by ascending id; N defaults to 20 and is
+//                          capped at 100; 400 when N is not a decimal number from 1 up
+//   POST   /items          the body (a JSON value, 1 byte to 64 KiB) stored as an item's data:
+//                          201 with the item and a Location field; 400 on an empty, oversized
+//                          or malformed body
+//   DELETE /items/:id      204, or 404
+//
+// Env: PORT (default 8080), DB (the database file; default items.db in the working
+// directory, created if missing), POLICY (single, sharded or shared; default single).
+// Ctrl-C stops. Built only where SQLite's headers are found (Debian: libsqlite3-dev).
+//
+// Each of the 4 pool threads owns one connection (a connection is used by one thread at a
+// time) with its statements prepared once; the file is in WAL mode so readers do not wait
+// for the writer, and a busy timeout lets writers queue instead of failing. JSON is neither
+// parsed nor built here: SQLite's json_valid/json_object do both.
+#include <skiff/skiff.hpp>
+
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t max_item_bytes = 64 * 1024;
+constexpr long default_limit = 20;
+constexpr long max_limit = 100;
+constexpr unsigned pool_threads = 4;
+
+// One connection and its prepared statements; used by one pool thread only.
+class store {
+public:
+    explicit store(const std::string& path) {
+        if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) fail("open");
+        sqlite3_busy_timeout(db_, 5000);
+        exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+             "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)");
+        get_ = prepare("SELECT json_object('id', id, 'data', json(body)) FROM items WHERE id = ?1");
+        list_ = prepare("SELECT coalesce(json_group_array(json(j)), '[]') FROM "
+                        "(SELECT json_object('id', id, 'data', json(body)) AS j FROM items ORDER BY id LIMIT ?1)");
+        insert_ = prepare("INSERT INTO items(body) SELECT json(?1) WHERE json_valid(?1) "
+                          "RETURNING id, json_object('id', id, 'data', json(body))");
+        delete_ = prepare("DELETE FROM items WHERE id = ?1");
+    }
+    store(const store&) = delete;
+    store& operator=(const store&) = delete;
+    ~store() {
+        for (sqlite3_stmt* s : {get_, list_, insert_, delete_}) sqlite3_finalize(s);
+        sqlite3_close(db_);
+    }
+
+    void get(long long id, skiff::deferred& later) {
+        sqlite3_bind_int64(get_, 1, id);
+        answer_row(get_, later, 200);
+    }
+    void list(long limit, skiff::deferred& later) {
+        sqlite3_bind_int64(list_, 1, limit);
+        answer_row(list_, later, 200);
+    }
+    void insert(const std::string& body, skiff::deferred& later) {
+        sqlite3_bind_text(insert_, 1, body.data(), static_cast<int>(body.size()), SQLITE_STATIC);
+        int rc = sqlite3_step(insert_);
+        if (rc == SQLITE_ROW) {
+            later.header("Location", "/items/" + std::to_string(sqlite3_column_int64(insert_, 0)));
+            later.status(201).json(column_text(insert_, 1));
+        } else if (rc == SQLITE_DONE) {
+            later.status(400).json(R"({"error":"the body is not JSON"})");
+        } else {
+            database_error(later);
+        }
+        sqlite3_reset(insert_);
+    }
+    void remove(long long id, skiff::deferred& later) {
+        sqlite3_bind_int64(delete_, 1, id);
+        int rc = sqlite3_step(delete_);
+        if (rc != SQLITE_DONE) database_error(later);
+        else if (sqlite3_changes(db_) == 0) not_found(later);
+        else later.status(204).end();
+        sqlite3_reset(delete_);
+    }
+
+    static void not_found(skiff::deferred& later) { later.status(404).json(R"({"error":"not found"})"); }
+
+private:
+    void answer_row(sqlite3_stmt* s, skiff::deferred& later, int status) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) later.status(status).json(column_text(s, 0));
+        else if (rc == SQLITE_DONE) not_found(later);
+        else database_error(later);
+        sqlite3_reset(s);
+    }
+    void database_error(skiff::deferred& later) {
+        std::fprintf(stderr, "sqlite_store: %s\n", sqlite3_errmsg(db_));
+        later.status(500).json(R"({"error":"database error"})");
+    }
+    static std::string column_text(sqlite3_stmt* s, int column) {
+        auto text = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+        return text ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(s, column))) : std::string();
+    }
+    void exec(const char* sql) {
+        if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
+    }
+    sqlite3_stmt* prepare(const char* sql) {
+        sqlite3_stmt* s = nullptr;
+        if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) fail(sql);
+        return s;
+    }
+    [[noreturn]] void fail(const char* what) {
+        std::string message = std::string(what) + ": " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+        for (sqlite3_stmt* s : {get_, list_, insert_, delete_}) sqlite3_finalize(s);
+        sqlite3_close(db_);  // the destructor does not run for a constructor that threw
+        throw std::runtime_error(message);
+    }
+
+    sqlite3* db_ = nullptr;
+    sqlite3_stmt* get_ = nullptr;
+    sqlite3_stmt* list_ = nullptr;
+    sqlite3_stmt* insert_ = nullptr;
+    sqlite3_stmt* delete_ = nullptr;
+};
+
+// Threads that each own a store and take queries from one queue.
+class store_pool {
+public:
+    using task = std::function<void(store&)>;
+
+    store_pool(const std::string& path, unsigned n) {
+        store schema(path);  // creates the file and table once, before the workers race to
+        for (unsigned i = 0; i < n; ++i) stores_.push_back(std::make_unique<store>(path));
+        for (auto& s : stores_) threads_.emplace_back([this, db = s.get()] { work(*db); });
+    }
+    store_pool(const store_pool&) = delete;
+    store_pool& operator=(const store_pool&) = delete;
+    ~store_pool() {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+
+    // Runs fn(store) on a pool thread; its answer goes back through the deferred handle.
+    void submit(skiff::deferred later, std::function<void(store&, skiff::deferred&)> fn) {
+        auto held = std::make_shared<skiff::deferred>(std::move(later));
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            tasks_.push_back([held, fn = std::move(fn)](store& db) {
+                if (!held->cancelled()) fn(db, *held);  // the client went: skip the query
+            });
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void work(store& db) {
+        std::unique_lock<std::mutex> g(lock_);
+        for (;;) {
+            wake_.wait(g, [this] { return stopping_ || !tasks_.empty(); });
+            if (tasks_.empty()) return;
+            task t = std::move(tasks_.front());
+            tasks_.pop_front();
+            g.unlock();
+            t(db);
+            g.lock();
+        }
+    }
+
+    std::vector<std::unique_ptr<store>> stores_;
+    std::mutex lock_;
+    std::condition_variable wake_;
+    std::deque<task> tasks_;
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+};
+
+// A positive decimal number, or 0 for anything else (empty, sign, junk, overflow).
+long long positive_number(std::string_view s) {
+    if (s.empty() || s.size() > 18) return 0;
+    long long n = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return 0;
+        n = n * 10 + (c - '0');
+    }
+    return n;
+}
+
+std::function<void()> stop_server;
+
+extern "C" void on_signal(int) {
+    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
+}
+
+void bad_request(skiff::response& res, const char* why) {
+    res.status(400).json(std::string(R"({"error":")") + why + "\"}");
+}
+
+template <class App>
+void add_routes(App& app, store_pool& pool) {
+    app.get("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
+        long long id = positive_number(req.param("id"));
+        if (id == 0) return res.status(404).json(R"({"error":"not found"})");
+        pool.submit(res.defer(), [id](store& db, skiff::deferred& later) { db.get(id, later); });
+    });
+    app.get("/items", [&pool](skiff::request& req, skiff::response& res) {
+        long long limit = req.has_query("limit") ? positive_number(req.query("limit")) : default_limit;
+        if (limit == 0) return bad_request(res, "limit is a number from 1");
+        long capped = static_cast<long>(limit < max_limit ? limit : max_limit);
+        pool.submit(res.defer(), [capped](store& db, skiff::deferred& later) { db.list(capped, later); });
+    });
+    app.post("/items", [&pool](skiff::request& req, skiff::response& res) {
+        if (req.body().empty()) return bad_request(res, "the body is empty");
+        if (req.body().size() > max_item_bytes) return bad_request(res, "the body is over 64 KiB");
+        pool.submit(res.defer(), [body = std::string(req.body())](store& db, skiff::deferred& later) {
+            db.insert(body, later);
+        });
+    });
+    app.del("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
+        long long id = positive_number(req.param("id"));
+        if (id == 0) return res.status(404).json(R"({"error":"not found"})");
+        pool.submit(res.defer(), [id](store& db, skiff::deferred& later) { db.remove(id, later); });
+    });
+}
+
+template <class Policy>
+int serve(std::uint16_t port, const std::string& path) {
+    store_pool pool(path, pool_threads);  // outlives the server: late answers are no-ops
+    skiff::options opt;
+    opt.workers = 2;
+    skiff::basic_server<Policy> app(opt);
+    add_routes(app, pool);
+    if (auto ec = app.listen(port)) {
+        std::fprintf(stderr, "sqlite_store: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
+        return 1;
+    }
+    stop_server = [&app] { app.stop(); };
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::printf("sqlite_store: serving http://127.0.0.1:%u/ from %s\n", app.port(), path.c_str());
+    std::fflush(stdout);
+    return app.run();
+}
+
+} // namespace
+
+int main() {
+    const char* port_env = std::getenv("PORT");
+    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    std::string path = std::getenv("DB") ? std::getenv("DB") : "items.db";
+    std::string policy = std::getenv("POLICY") ? std::getenv("POLICY") : "single";
+    try {
+        if (policy == "sharded") return serve<skiff::sharded>(port, path);
+        if (policy == "shared") return serve<skiff::shared>(port, path);
+        return serve<skiff::single>(port, path);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "sqlite_store: %s: %s\n", path.c_str(), e.what());
+        return 1;
+    }
+}
