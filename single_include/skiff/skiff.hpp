@@ -6311,7 +6311,7 @@ private:
 
 #include <algorithm>  // std::find, std::remove
 #include <cstddef>    // std::size_t
-#include <deque>      // the connections waiting, oldest first
+#include <vector>     // the connections waiting, oldest first
 
 namespace skiff::detail {
 
@@ -6341,7 +6341,7 @@ public:
     Conn* next_to_wake() noexcept {
         if (waiting_.empty() || (used_ >= limit_ && used_ != 0)) return nullptr;
         Conn* c = waiting_.front();
-        waiting_.pop_front();
+        waiting_.erase(waiting_.begin());
         return c;
     }
 
@@ -6351,7 +6351,7 @@ public:
 private:
     std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
     std::size_t used_ = 0;
-    std::deque<Conn*> waiting_;
+    std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
 };
 
 } // namespace skiff::detail
