@@ -37,6 +37,7 @@
 #include "skiff/http/response.hpp"
 #include "skiff/http/json_escape.hpp"
 #include "skiff/http/cookie.hpp"
+#include "skiff/http/multipart.hpp"
 #include "skiff/router/allow_list.hpp"
 #include "skiff/router/route_error.hpp"
 #include "skiff/router/trie.hpp"
