@@ -74,15 +74,19 @@ public:
     void insert(const std::string& body, skiff::deferred& later) {
         sqlite3_bind_text(insert_, 1, body.data(), static_cast<int>(body.size()), SQLITE_STATIC);
         int rc = sqlite3_step(insert_);
-        if (rc == SQLITE_ROW) {
-            later.header("Location", "/items/" + std::to_string(sqlite3_column_int64(insert_, 0)));
-            later.status(201).json(column_text(insert_, 1));
+        long long id = rc == SQLITE_ROW ? sqlite3_column_int64(insert_, 0) : 0;
+        std::string item = rc == SQLITE_ROW ? column_text(insert_, 1) : std::string();
+        // With RETURNING the insert commits only when the statement is reset (or stepped to
+        // its end): answer after that, or a client that reads the item at once could miss it.
+        int end = sqlite3_reset(insert_);
+        if (rc == SQLITE_ROW && end == SQLITE_OK) {
+            later.header("Location", "/items/" + std::to_string(id));
+            later.status(201).json(item);
         } else if (rc == SQLITE_DONE) {
             later.status(400).json(R"({"error":"the body is not JSON"})");
         } else {
             database_error(later);
         }
-        sqlite3_reset(insert_);
     }
     void remove(long long id, skiff::deferred& later) {
         sqlite3_bind_int64(delete_, 1, id);
