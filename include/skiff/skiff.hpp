@@ -60,6 +60,7 @@
 #include "skiff/server/background.hpp"
 #include "skiff/async/hub.hpp"
 #include "skiff/server/runners.hpp"
+#include "skiff/server/middleware.hpp"
 #include "skiff/server/server.hpp"
 #include "skiff/async/deferred.hpp"
 

@@ -21,6 +21,7 @@
 #include "skiff/platform/socket.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/background.hpp"
+#include "skiff/server/middleware.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
 #include "skiff/server/runners.hpp"
@@ -56,7 +57,16 @@ public:
 
     // Registers a handler. Patterns: "/static", "/user/:id", "/files/*path" (see router/trie.hpp).
     basic_server& route(std::string_view method, std::string_view pattern, handler h) {
-        router_.add(method, pattern, std::move(h));
+        router_.add(method, pattern, middleware_.wrap(pattern, std::move(h)));
+        return *this;
+    }
+
+    // Middleware (server/middleware.hpp) for the routes registered after this call: all of
+    // them, and the 404 and 405 answers; or those whose pattern lies under prefix ("/api").
+    basic_server& use(middleware m) { return use("", std::move(m)); }
+    basic_server& use(std::string prefix, middleware m) {
+        middleware_.add(std::move(prefix), std::move(m));
+        wrap_fallbacks();
         return *this;
     }
     basic_server& get(std::string_view pattern, handler h) { return route("GET", pattern, std::move(h)); }
@@ -69,11 +79,13 @@ public:
 
     // Custom 404 and 405 answers (status and Allow are already set when they run).
     basic_server& on_not_found(handler h) {
-        router_.on_not_found(std::move(h));
+        not_found_ = std::move(h);
+        wrap_fallbacks();
         return *this;
     }
     basic_server& on_method_not_allowed(handler h) {
-        router_.on_method_not_allowed(std::move(h));
+        not_allowed_ = std::move(h);
+        wrap_fallbacks();
         return *this;
     }
 
@@ -181,6 +193,21 @@ public:
 private:
     enum class listening : std::uint8_t { none, some };
 
+    // The router's 404 and 405 answers, behind the app-wide middleware when there is some.
+    void wrap_fallbacks() {
+        if (!middleware_.has_app_wide()) {
+            router_.on_not_found(not_found_);
+            router_.on_method_not_allowed(not_allowed_);
+            return;
+        }
+        auto or_text = [](const handler& h, const char* text) -> handler {
+            if (h) return h;
+            return [text](request&, response& res) { res.text(text); };
+        };
+        router_.on_not_found(middleware_.wrap_app(or_text(not_found_, "Not Found\n")));
+        router_.on_method_not_allowed(middleware_.wrap_app(or_text(not_allowed_, "Method Not Allowed\n")));
+    }
+
     std::error_code note(std::error_code ec) noexcept {
         if (!ec) listening_ = listening::some;
         return ec;
@@ -188,6 +215,9 @@ private:
 
     skiff::options opt_;
     skiff::router router_;
+    detail::middleware_stack middleware_;
+    handler not_found_;    // as the user gave them; the router holds them wrapped
+    handler not_allowed_;
     std::vector<detail::socket_file> socket_files_;  // removed after the runner closed the sockets
     detail::runner_for<Policy> runner_;
     std::unique_ptr<detail::background_thread> background_;  // set by start() only
