@@ -352,6 +352,7 @@ private:
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
+        c.stream->file = response_access::take_file(res_);
         c.state = phase::streaming;
     }
 
