@@ -3526,17 +3526,23 @@ public:
         }
     }
 
-    // Sends `length` bytes of the open file `fd` from `offset`, framed by Content-Length, and
-    // takes the descriptor (closed when sent, when the client goes, or at once for HEAD or a
-    // status without content). On Linux the kernel copies it (sendfile), after the head and
-    // every earlier response of the batch have left. A file that shrinks meanwhile closes the
-    // connection, as a stream that ends short does.
+    // Sends `length` bytes of the open file `fd` from `offset`, framed by Content-Length
+    // (even on a connection that closes after it), and takes the descriptor: closed when
+    // sent, when the client goes, or at once for HEAD or a status without content. On Linux
+    // the kernel copies it (sendfile), after the head and every earlier response of the batch
+    // have left. A file that shrinks meanwhile closes the connection, as a short stream does.
     void file(int fd, std::uint64_t offset, std::uint64_t length, std::string_view content_type) {
-        std::unique_ptr<detail::file_body> f(new detail::file_body{detail::unique_fd(fd), offset, length});
+        detail::unique_fd owned(fd);
         if (sent_) return;
-        stream(content_type, [](char*, std::size_t) -> std::size_t { return 0; }, length);
-        if (source_ && length != 0) file_ = std::move(f);
-        else source_ = nullptr;  // nothing to send: the head is the whole answer
+        using framing = detail::response_framing;
+        bool content = status_allows_body(status_);
+        write_head(content ? content_type : std::string_view(), length,
+                   content ? framing::content_length : framing::no_content, 0);
+        if (!content || omit_body_ || length == 0) return;
+        source_ = [](char*, std::size_t) -> std::size_t { return 0; };  // a body follows: file_
+        stream_length_ = length;
+        stream_chunked_ = false;
+        file_.reset(new detail::file_body{std::move(owned), offset, length});
     }
 
     // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the

@@ -274,3 +274,17 @@ TEST_CASE("Accept-Encoding, Range and dates parse as RFC 9110 says") {
     CHECK(skiff::mime_for("a/B.PNG").type == "image/png");
     CHECK(skiff::mime_for("a.b/c").type == "application/octet-stream");
 }
+
+TEST_CASE_TEMPLATE("a client that goes in the middle of a file leaves the server serving", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    {
+        client c(srv.port());
+        c.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(!c.read_some().empty());
+        struct linger reset_on_close{1, 0};  // RST: the next sendfile fails at once
+        ::setsockopt(c.fd(), SOL_SOCKET, SO_LINGER, &reset_on_close, sizeof reset_on_close);
+    }
+    CHECK(fetch(srv, "/digits.txt").body == "0123456789");
+    CHECK(fetch(srv, "/digits.txt", "Connection: close\r\n").header("Content-Length") == "10");
+}
