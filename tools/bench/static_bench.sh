@@ -4,7 +4,7 @@
 # sendfile on), in one run, on loopback. For each: wall time, the server's CPU time (utime +
 # stime from /proc/PID/stat, nginx's worker) per byte sent, and the ratio skiff/nginx. Then
 # `strace -f -c -e trace=sendfile` on each server during one more download shows the body
-# going by sendfile(2).
+# going by sendfile(2). One warm-up download from each comes before the measured rounds.
 # Usage: tools/bench/static_bench.sh [CLIENTS] [MEGABYTES]   (defaults 50, 100)
 # Needs: cmake, g++, curl, strace, nginx (apt-get install nginx-light strace curl).
 set -euo pipefail
@@ -60,6 +60,11 @@ pids+=("$nginx_master")
 wait_port "$skiff_port"
 wait_port "$nginx_port"
 nginx_worker=$(pgrep -P "$nginx_master" | head -1)
+
+# A warm-up download from each first: without it the first server measured paid for the
+# machine's cold start (its wall time was 1.5-2x the other's, whichever ran first).
+curl -s -o /dev/null "http://127.0.0.1:$skiff_port/big.bin"
+curl -s -o /dev/null "http://127.0.0.1:$nginx_port/big.bin"
 
 hz=$(getconf CLK_TCK)
 declare -A cpu_per_gb
