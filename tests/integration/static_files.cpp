@@ -55,7 +55,16 @@ struct site {
         int ignored = ::symlink("../secret.txt", (root + "/out").c_str());
         ignored += ::symlink("..", (root + "/up").c_str());
         ignored += ::symlink("digits.txt", (root + "/in").c_str());
+        ignored += ::mkfifo((root + "/pipe").c_str(), 0644);
         (void)ignored;
+    }
+    ~site() {  // the tree above, leaves first
+        for (const char* f : {"index.html", "docs/index.html", "style.css", "style.css.gz", "style.css.br", "app.js",
+                              "app.js.gz", "digits.txt", "blob", "big.bin", "out", "up", "in", "pipe"})
+            ::unlink((root + "/" + f).c_str());
+        for (const char* d : {"/docs", "/empty", ""}) ::rmdir((root + d).c_str());
+        ::unlink((base + "/secret.txt").c_str());
+        ::rmdir(base.c_str());
     }
 };
 
@@ -235,6 +244,7 @@ TEST_CASE_TEMPLATE("no request escapes root", Policy, SKIFF_TEST_POLICIES) {
     CHECK(fetch(srv, "/digits.txt%00.html").status == 400);
     CHECK(fetch(srv, "/out").status == 404);              // a link to a file outside
     CHECK(fetch(srv, "/up/secret.txt").status == 404);    // a link to a directory outside
+    CHECK(fetch(srv, "/pipe").status == 404);             // not a regular file: refused, not opened to block
     auto answers = fetch(srv, "/out", "Range: bytes=0-\r\n");
     CHECK(answers.body.find("secret") == std::string::npos);
 }
@@ -287,4 +297,10 @@ TEST_CASE_TEMPLATE("a client that goes in the middle of a file leaves the server
     }
     CHECK(fetch(srv, "/digits.txt").body == "0123456789");
     CHECK(fetch(srv, "/digits.txt", "Connection: close\r\n").header("Content-Length") == "10");
+}
+
+TEST_CASE_TEMPLATE("a root that does not exist answers 404", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { app.serve_dir("/files", "/nonexistent/skiff"); });
+    CHECK(fetch(srv, "/files/index.html").status == 404);
+    CHECK(fetch(srv, "/files/").status == 404);
 }
