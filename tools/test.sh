@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev libsqlite3-dev python3 curl git pkg-config
           g++-11 g++-12 clang-14 clang-16
-          nginx-light haproxy apache2-utils wrk)  # the last four: the system preset
+          nginx-light haproxy apache2-utils wrk chromium)  # the last five: the system preset
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

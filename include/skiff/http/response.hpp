@@ -25,6 +25,7 @@
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
+#include "skiff/detail/file_body.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/status.hpp"
 
@@ -32,6 +33,7 @@
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy, std::memmove
 #include <functional>   // std::function for streamed bodies
+#include <memory>       // std::unique_ptr for a file body
 #include <optional>     // std::optional: a stream's length, when it is known
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -244,6 +246,25 @@ public:
         }
     }
 
+    // Sends `length` bytes of the open file `fd` from `offset`, framed by Content-Length
+    // (even on a connection that closes after it), and takes the descriptor: closed when
+    // sent, when the client goes, or at once for HEAD or a status without content. On Linux
+    // the kernel copies it (sendfile), after the head and every earlier response of the batch
+    // have left. A file that shrinks meanwhile closes the connection, as a short stream does.
+    void file(int fd, std::uint64_t offset, std::uint64_t length, std::string_view content_type) {
+        detail::unique_fd owned(fd);
+        if (sent_) return;
+        using framing = detail::response_framing;
+        bool content = status_allows_body(status_);
+        write_head(content ? content_type : std::string_view(), length,
+                   content ? framing::content_length : framing::no_content, 0);
+        if (!content || omit_body_ || length == 0) return;
+        source_ = [](char*, std::size_t) -> std::size_t { return 0; };  // a body follows: file_
+        stream_length_ = length;
+        stream_chunked_ = false;
+        file_.reset(new detail::file_body{std::move(owned), offset, length});
+    }
+
     // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the
     // response itself is done. Requests pipelined behind this one wait until the answer is
     // written. A template only so that a program that never calls it compiles none of it.
@@ -420,6 +441,7 @@ private:
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
+    std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
@@ -452,11 +474,13 @@ struct response_access {
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
+        r.file_.reset();
         r.deferred_ = nullptr;  // a handler that deferred, then threw: its handle answers nothing
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
     static body_source take_source(response& r) noexcept { return std::move(r.source_); }
+    static std::unique_ptr<file_body> take_file(response& r) noexcept { return std::move(r.file_); }
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }

@@ -28,6 +28,7 @@
 #define SKIFF_SERVER_CONNECTION_HPP
 
 #include "skiff/detail/byte_buffer.hpp"
+#include "skiff/detail/file_body.hpp"
 #include "skiff/http/message_parser.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/timer_wheel.hpp"
@@ -63,7 +64,7 @@ enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
 struct deferred_state;
 
-// A response body being streamed (response::stream), or an answer deferred (response::defer):
+// A response body being streamed (response::stream), a file sent (response::file), or an answer deferred (response::defer):
 // allocated per such response only.
 struct stream_state {
     body_source source;
@@ -72,6 +73,7 @@ struct stream_state {
     phase then;          // once the body is complete: reading, closing or draining
     deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
     bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
+    std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.

@@ -16,6 +16,7 @@
 #define SKIFF_SERVER_SERVER_HPP
 
 #include "skiff/detail/unique_fd.hpp"
+#include "skiff/files/serve_dir.hpp"
 #include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/listener.hpp"
 #include "skiff/platform/socket.hpp"
@@ -59,6 +60,15 @@ public:
     basic_server& route(std::string_view method, std::string_view pattern, handler h) {
         router_.add(method, pattern, middleware_.wrap(pattern, std::move(h)));
         return *this;
+    }
+
+    // The files under root at prefix ("/" or "/static"), for GET and HEAD: a `*path` route
+    // answered by files/serve_dir.hpp (types, ETag, Range, precompressed siblings, sendfile).
+    // root is resolved now; one that does not exist answers 404 to everything.
+    basic_server& serve_dir(std::string_view prefix, const std::string& root, static_options opt = {}) {
+        std::string base(prefix);
+        if (base.empty() || base.back() != '/') base += '/';
+        return get(base + "*path", detail::static_dir(base, root, std::move(opt)));
     }
 
     // Middleware (server/middleware.hpp) for the routes registered after this call: all of

@@ -355,12 +355,15 @@ private:
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 
-    void start_stream(conn& c) {
+    // Streams and files only, so kept out of respond(): inlined there, it cost every request
+    // of the contract app 19 instructions (callgrind, 68 B keep-alive, 1,203 -> 1,185).
+    SKIFF_NOINLINE void start_stream(conn& c) {
         std::optional<std::uint64_t> length = response_access::stream_length(res_);
         stream_framing framing = length                                 ? stream_framing::sized
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
+        c.stream->file = response_access::take_file(res_);
         c.state = phase::streaming;
     }
 

@@ -1,0 +1,148 @@
+// The request fields a static file answer depends on, parsed: entity tags (If-None-Match,
+// If-Range), HTTP dates (If-Modified-Since, If-Range, Last-Modified), one byte range (Range)
+// and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test.
+//
+// Not here: reading files or choosing the status (files/serve_dir.hpp does). Dates: only the
+// IMF-fixdate form that every current client sends ("Sun, 06 Nov 1994 08:49:37 GMT"); the
+// obsolete RFC 850 and asctime forms read as no date, so the condition is ignored and the
+// full answer sent, which is always correct, only not the cheapest.
+#ifndef SKIFF_FILES_CONDITIONAL_HPP
+#define SKIFF_FILES_CONDITIONAL_HPP
+
+#include "skiff/detail/ascii.hpp"
+#include "skiff/detail/scan.hpp"
+
+#include <cstdint>      // std::uint64_t
+#include <ctime>        // std::time_t, std::tm
+#include <optional>     // a date or range that may not parse
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+// Calls f on each comma-separated element of a list field, trimmed, empty ones skipped.
+template <class F>
+void for_each_element(std::string_view list, F&& f) {
+    while (!list.empty()) {
+        std::size_t comma = list.find(',');
+        std::string_view item = trim_ows(list.substr(0, comma));
+        if (!item.empty()) f(item);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+// If-None-Match (RFC 9110 §13.1.2): "*", or a list of tags compared weakly (W/ ignored).
+inline bool none_match_hits(std::string_view field, std::string_view etag) noexcept {
+    bool hit = false;
+    auto opaque = [](std::string_view t) { return t.substr(0, 2) == "W/" ? t.substr(2) : t; };
+    for_each_element(field, [&](std::string_view tag) {
+        if (tag == "*" || opaque(tag) == opaque(etag)) hit = true;
+    });
+    return hit;
+}
+
+// Seconds since the epoch of an IMF-fixdate, or nullopt.
+inline std::optional<std::time_t> parse_http_date(std::string_view s) noexcept {
+    static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    s = trim_ows(s);
+    if (s.size() != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+        s[19] != ':' || s[22] != ':' || s.substr(25) != " GMT")
+        return std::nullopt;
+    auto number = [&](std::size_t at, std::size_t n) -> int {
+        int v = 0;
+        for (std::size_t i = at; i < at + n; ++i) {
+            if (s[i] < '0' || s[i] > '9') return -1;
+            v = v * 10 + (s[i] - '0');
+        }
+        return v;
+    };
+    std::size_t month = months.find(s.substr(8, 3));
+    int day = number(5, 2), year = number(12, 4), hour = number(17, 2), minute = number(20, 2),
+        second = number(23, 2);
+    if (month == std::string_view::npos || month % 3 != 0 || day < 1 || day > 31 || year < 1970 || hour > 23 ||
+        minute > 59 || second > 60 || hour < 0 || minute < 0 || second < 0)
+        return std::nullopt;
+    std::tm tm{};
+    tm.tm_year = year - 1900;
+    tm.tm_mon = static_cast<int>(month / 3);
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = minute;
+    tm.tm_sec = second;
+    return ::timegm(&tm);
+}
+
+// A single byte range resolved against a file's size (RFC 9110 §14.1.2).
+enum class range_kind : std::uint8_t {
+    none,           // no Range, not bytes, malformed, or several ranges: answer the whole file
+    satisfiable,    // 206 with [first, last]
+    unsatisfiable,  // 416 with "bytes */size"
+};
+
+struct byte_range {
+    range_kind kind = range_kind::none;
+    std::uint64_t first = 0;
+    std::uint64_t last = 0;  // inclusive
+};
+
+// Decimal digits, all of s, without overflow; nullopt otherwise.
+inline std::optional<std::uint64_t> parse_decimal(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 19) return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return v;
+}
+
+// "bytes=a-b", "bytes=a-" or "bytes=-n". Several ranges are answered whole (a 200 is always
+// allowed, and multipart/byteranges is not worth its code here); so is a range whose last
+// byte comes before its first (invalid, so the field is ignored).
+inline byte_range parse_range(std::string_view field, std::uint64_t size) noexcept {
+    field = trim_ows(field);
+    if (field.size() < 6 || !iequals_lower(field.substr(0, 6), "bytes=")) return {};
+    std::string_view spec = trim_ows(field.substr(6));
+    std::size_t dash = spec.find('-');
+    if (spec.find(',') != std::string_view::npos || dash == std::string_view::npos) return {};
+    std::string_view a = trim_ows(spec.substr(0, dash)), b = trim_ows(spec.substr(dash + 1));
+    if (a.empty()) {  // the last n bytes
+        std::optional<std::uint64_t> n = parse_decimal(b);
+        if (!n) return {};
+        if (*n == 0 || size == 0) return {range_kind::unsatisfiable};
+        return {range_kind::satisfiable, *n >= size ? 0 : size - *n, size - 1};
+    }
+    std::optional<std::uint64_t> first = parse_decimal(a);
+    std::optional<std::uint64_t> last = b.empty() ? std::optional<std::uint64_t>(~std::uint64_t{0}) : parse_decimal(b);
+    if (!first || !last || *last < *first) return {};
+    if (*first >= size) return {range_kind::unsatisfiable};
+    return {range_kind::satisfiable, *first, *last >= size ? size - 1 : *last};
+}
+
+// Whether Accept-Encoding allows `coding` (RFC 9110 §12.5.3): listed with q > 0, or not
+// listed while "*" is, with q > 0. An absent field allows nothing here, since skiff only
+// picks a precompressed file when the client asked for one.
+inline bool accepts_coding(std::string_view field, std::string_view coding) noexcept {
+    enum class said : std::uint8_t { nothing, yes, no };
+    said named = said::nothing, star = said::nothing;
+    for_each_element(field, [&](std::string_view item) {
+        std::size_t semi = item.find(';');
+        std::string_view name = trim_ows(item.substr(0, semi));
+        bool zero = false;
+        if (semi != std::string_view::npos) {
+            std::string_view param = trim_ows(item.substr(semi + 1));
+            if (param.size() >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+                std::string_view q = trim_ows(param.substr(2));
+                zero = !q.empty() && q[0] == '0' && q.find_first_of("123456789") == std::string_view::npos;
+            }
+        }
+        said s = zero ? said::no : said::yes;
+        if (iequals(name, coding)) named = s;
+        else if (name == "*") star = s;
+    });
+    return named == said::yes || (named == said::nothing && star == said::yes);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_FILES_CONDITIONAL_HPP

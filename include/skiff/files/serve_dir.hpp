@@ -1,0 +1,217 @@
+// The handler behind basic_server::serve_dir: a directory's files answered with their type,
+// validators (ETag, Last-Modified) and the conditional and range requests they allow, the
+// body sent by response::file (sendfile on Linux).
+//
+// Not here: directory listings (a directory without its index file is 404), compression on
+// the fly (only precompressed siblings, name.br and name.gz, are offered), multiple ranges
+// (answered whole, 200), or caching policy (no Cache-Control is set; add it with header()
+// in middleware).
+//
+// Confinement, the invariant: nothing outside root is ever opened. Requests the router or this
+// handler refuse with 400: a ".." segment, raw or %2e%2e (the router, before the handler runs),
+// a NUL (the parser or the router), a %2f inside a segment, a backslash raw or %5c. A path that
+// resolves (realpath, symlinks followed) outside root is 404, as if it were not there, and
+// so is anything that is not a regular file or a directory. The resolved path is opened
+// with O_NOFOLLOW, so its last component cannot be swapped for a link between the check and
+// the open; a directory component swapped in that window is not caught (openat2's
+// RESOLVE_BENEATH would close it, where the kernel has it).
+#ifndef SKIFF_FILES_SERVE_DIR_HPP
+#define SKIFF_FILES_SERVE_DIR_HPP
+
+#include "skiff/detail/date_cache.hpp"
+#include "skiff/detail/unique_fd.hpp"
+#include "skiff/files/conditional.hpp"
+#include "skiff/files/mime.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/response.hpp"
+
+#include <climits>      // PATH_MAX
+#include <cstdint>      // std::uint64_t
+#include <cstdlib>      // realpath, free
+#include <ctime>        // std::time_t
+#include <fcntl.h>      // open, O_NOFOLLOW
+#include <memory>       // std::unique_ptr for realpath's result
+#include <string>       // std::string paths
+#include <string_view>  // std::string_view
+#include <sys/stat.h>   // fstat
+#include <utility>      // std::move
+
+namespace skiff {
+
+struct static_options {
+    std::string index = "index.html";  // what a directory URL answers with
+    bool precompressed = true;         // offer name.br / name.gz when the client accepts them
+};
+
+namespace detail {
+
+// A file opened under root, and what fstat said of it.
+struct opened_file {
+    unique_fd fd;
+    struct stat st{};
+};
+
+// realpath(3), or "" when the path does not resolve.
+inline std::string resolved_path(const std::string& path) {
+    std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
+    return real ? std::string(real.get()) : std::string();
+}
+
+inline bool lies_under(std::string_view path, std::string_view root) noexcept {
+    if (path.substr(0, root.size()) != root) return false;
+    return path.size() == root.size() || path[root.size()] == '/' || root == "/";
+}
+
+// Opens path when it resolves under root to a regular file or a directory.
+inline bool open_under(const std::string& root, const std::string& path, opened_file& out) {
+    std::string real = resolved_path(path);
+    if (real.empty() || !lies_under(real, root)) return false;
+    unique_fd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));  // a FIFO must not block
+    if (!fd || ::fstat(fd.get(), &out.st) != 0) return false;
+    if (!S_ISREG(out.st.st_mode) && !S_ISDIR(out.st.st_mode)) return false;
+    out.fd = std::move(fd);
+    return true;
+}
+
+// Raw bytes of the path that decoding would hide: %2f (a '/' inside a segment), a backslash
+// raw or as %5c (a separator on other systems, and a classic traversal spelling).
+inline bool raw_path_refused(std::string_view raw) noexcept {
+    if (raw.find('\\') != std::string_view::npos) return true;
+    for (std::size_t at = raw.find('%'); at != std::string_view::npos; at = raw.find('%', at + 1)) {
+        std::string_view code = raw.substr(at + 1, 2);
+        if (iequals_lower(code, "2f") || iequals_lower(code, "5c") || code == "00") return true;
+    }
+    return false;
+}
+
+#if defined(__APPLE__)
+inline const timespec& mtime_of(const struct stat& st) noexcept { return st.st_mtimespec; }
+#else
+inline const timespec& mtime_of(const struct stat& st) noexcept { return st.st_mtim; }
+#endif // __APPLE__
+
+inline std::uint64_t mtime_ns(const struct stat& st) noexcept {
+    const timespec& t = mtime_of(st);
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
+
+// A strong tag, "size-mtime" in hex (nanoseconds): it changes with any rewrite the file
+// system dates, and each precompressed sibling has its own.
+inline std::string make_etag(const struct stat& st) {
+    auto hex = [](std::uint64_t v) {
+        char digits[16];
+        char* p = digits + sizeof digits;
+        do {
+            *--p = "0123456789abcdef"[v & 15];
+            v >>= 4;
+        } while (v != 0);
+        return std::string(p, static_cast<std::size_t>(digits + sizeof digits - p));
+    };
+    return '"' + hex(static_cast<std::uint64_t>(st.st_size)) + '-' + hex(mtime_ns(st)) + '"';
+}
+
+inline std::string http_date(std::time_t t) {
+    date_cache line;
+    line.update(t);
+    return std::string(line.line().substr(6, 29));  // "Date: " ... "\r\n" taken off
+}
+
+class static_dir {
+public:
+    static_dir(std::string prefix, const std::string& root, static_options opt)
+        : prefix_(std::move(prefix)), root_(resolved_path(root)), opt_(std::move(opt)) {}
+
+    void operator()(request& req, response& res) const {
+        std::string_view raw = req.path();
+        if (raw.substr(0, prefix_.size()) != prefix_) return not_found(res);
+        if (raw_path_refused(raw.substr(prefix_.size()))) return refuse(res);
+        std::string_view rel = req.param("path");
+        if (rel.find('\\') != std::string_view::npos) return refuse(res);
+        if (root_.empty()) return not_found(res);
+        std::string path = root_ + '/' + std::string(rel);
+        opened_file f;
+        if (!open_under(root_, path, f)) return not_found(res);
+        if (S_ISDIR(f.st.st_mode)) {
+            if (raw.empty() || raw.back() != '/') return redirect_to_slash(req, res);
+            path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
+            if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
+        }
+        answer(req, res, path, std::move(f));
+    }
+
+private:
+    static void not_found(response& res) { res.status(404).text("Not Found\n"); }
+    static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
+
+    // As nginx does: the directory's own URL ends in '/', so its page's relative links work.
+    static void redirect_to_slash(request& req, response& res) {
+        std::string location = std::string(req.path()) + '/';
+        if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
+        res.status(301).header("Location", location).text("Moved Permanently\n");
+    }
+
+    void answer(request& req, response& res, const std::string& path, opened_file f) const {
+        const mime_type& type = mime_for(path);
+        if (type.compressible) res.header("Vary", "Accept-Encoding");
+        if (type.compressible && opt_.precompressed) pick_precompressed(req, res, path, f);
+        std::string etag = make_etag(f.st);
+        res.header("ETag", etag).header("Last-Modified", http_date(f.st.st_mtime)).header("Accept-Ranges", "bytes");
+        if (not_modified(req, etag, f.st.st_mtime)) return res.status(304).end();
+        std::uint64_t size = static_cast<std::uint64_t>(f.st.st_size);
+        byte_range range = wanted_range(req, etag, f.st.st_mtime, size);
+        if (range.kind == range_kind::unsatisfiable) {
+            return res.status(416).header("Content-Range", "bytes */" + std::to_string(size)).end();
+        }
+        if (range.kind == range_kind::none) return res.file(f.fd.release(), 0, size, type.type);
+        res.status(206).header("Content-Range", "bytes " + std::to_string(range.first) + '-' +
+                                                    std::to_string(range.last) + '/' + std::to_string(size));
+        res.file(f.fd.release(), range.first, range.last - range.first + 1, type.type);
+    }
+
+    // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
+    void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
+        std::string_view accept = req.header("Accept-Encoding");
+        if (accept.empty()) return;
+        struct coding {
+            std::string_view name, suffix;
+        };
+        for (coding c : {coding{"br", ".br"}, coding{"gzip", ".gz"}}) {
+            opened_file sibling;
+            if (!accepts_coding(accept, c.name)) continue;
+            if (!open_under(root_, path + std::string(c.suffix), sibling) || !S_ISREG(sibling.st.st_mode)) continue;
+            f = std::move(sibling);
+            res.header("Content-Encoding", c.name);
+            return;
+        }
+    }
+
+    // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.
+    static bool not_modified(request& req, const std::string& etag, std::time_t mtime) {
+        if (req.has_header("If-None-Match")) return none_match_hits(req.header("If-None-Match"), etag);
+        std::optional<std::time_t> since = parse_http_date(req.header("If-Modified-Since"));
+        return since && mtime <= *since;
+    }
+
+    // The Range to honour: none when If-Range names another version (a strong tag compared
+    // strongly, or a date equal to Last-Modified), so the client gets the whole new file.
+    static byte_range wanted_range(request& req, const std::string& etag, std::time_t mtime, std::uint64_t size) {
+        if (!req.has_header("Range")) return {};
+        if (req.has_header("If-Range")) {
+            std::string_view cond = trim_ows(req.header("If-Range"));
+            bool tag = !cond.empty() && (cond[0] == '"' || cond.substr(0, 2) == "W/");
+            std::optional<std::time_t> date = tag ? std::nullopt : parse_http_date(cond);
+            bool same = tag ? cond == etag : date && *date == mtime;
+            if (!same) return {};
+        }
+        return parse_range(req.header("Range"), size);
+    }
+
+    std::string prefix_;  // the raw path's start, ending in '/'
+    std::string root_;    // resolved at registration; "" when it does not exist (all 404)
+    static_options opt_;
+};
+
+} // namespace detail
+} // namespace skiff
+
+#endif // SKIFF_FILES_SERVE_DIR_HPP

@@ -1,0 +1,306 @@
+// serve_dir: types, lengths and bytes (a file larger than any socket buffer, sent by
+// sendfile), HEAD, the conditional requests (304 both ways, If-Range both ways), ranges (206
+// in three forms, 416), directories (index.html, 301), precompressed siblings with Vary,
+// every way out of root refused, and a file answer pipelined in order before a small one.
+#include "support/loopback.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace skiff_test;
+
+namespace {
+
+constexpr std::size_t big_size = 8u << 20;  // larger than the loopback socket buffers
+
+std::string big_bytes() {
+    std::string s(big_size, ' ');
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>((i * 7 + i / 4096) & 0xff);
+    return s;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A directory tree made once for the whole file: <base>/www is served; <base>/secret.txt lies
+// outside it, reached only through a link that points out.
+struct site {
+    std::string base;
+    std::string root;
+    site() {
+        char name[] = "/tmp/skiff_static_XXXXXX";
+        base = ::mkdtemp(name);
+        root = base + "/www";
+        ::mkdir(root.c_str(), 0755);
+        ::mkdir((root + "/docs").c_str(), 0755);
+        ::mkdir((root + "/empty").c_str(), 0755);
+        write_file(root + "/index.html", "<h1>home</h1>");
+        write_file(root + "/docs/index.html", "<h1>docs</h1>");
+        write_file(root + "/style.css", "body{color:red}");
+        write_file(root + "/style.css.gz", "GZIP-BYTES");
+        write_file(root + "/style.css.br", "BROTLI");
+        write_file(root + "/app.js", "let a=1;");
+        write_file(root + "/app.js.gz", "GZ-JS");
+        write_file(root + "/digits.txt", "0123456789");
+        write_file(root + "/blob", "raw");
+        write_file(root + "/big.bin", big_bytes());
+        write_file(base + "/secret.txt", "top secret");
+        int ignored = ::symlink("../secret.txt", (root + "/out").c_str());
+        ignored += ::symlink("..", (root + "/up").c_str());
+        ignored += ::symlink("digits.txt", (root + "/in").c_str());
+        ignored += ::mkfifo((root + "/pipe").c_str(), 0644);
+        (void)ignored;
+    }
+    ~site() {  // the tree above, leaves first
+        for (const char* f : {"index.html", "docs/index.html", "style.css", "style.css.gz", "style.css.br", "app.js",
+                              "app.js.gz", "digits.txt", "blob", "big.bin", "out", "up", "in", "pipe"})
+            ::unlink((root + "/" + f).c_str());
+        for (const char* d : {"/docs", "/empty", ""}) ::rmdir((root + d).c_str());
+        ::unlink((base + "/secret.txt").c_str());
+        ::rmdir(base.c_str());
+    }
+};
+
+const site& the_site() {
+    static site s;
+    return s;
+}
+
+template <class Policy>
+std::function<void(skiff::basic_server<Policy>&)> static_routes() {
+    return [](skiff::basic_server<Policy>& app) {
+        app.serve_dir("/", the_site().root);
+        app.get("/api/ping", [](skiff::request&, skiff::response& res) { res.text("pong"); });
+    };
+}
+
+template <class Policy>
+response fetch(running_server<Policy>& srv, const std::string& target, const std::string& fields = "",
+               const std::string& method = "GET") {
+    client c(srv.port());
+    c.send(method + " " + target + " HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n");
+    std::string all = c.read_until([&](const std::string& s) { return !parse_responses(s, method == "HEAD").empty(); });
+    auto got = parse_responses(all, method == "HEAD");
+    REQUIRE(got.size() == 1);
+    return got[0];
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("a file is answered with its type, length and bytes", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto r = fetch(srv, "/digits.txt");
+    CHECK(r.status == 200);
+    CHECK(r.header("Content-Type") == "text/plain; charset=utf-8");
+    CHECK(r.header("Content-Length") == "10");
+    CHECK(r.body == "0123456789");
+    CHECK(r.header("Accept-Ranges") == "bytes");
+    CHECK(r.header("ETag").size() > 2);
+    CHECK(r.header("Last-Modified").size() == 29);
+    CHECK(fetch(srv, "/style.css").header("Content-Type") == "text/css; charset=utf-8");
+    CHECK(fetch(srv, "/app.js").header("Content-Type") == "text/javascript; charset=utf-8");
+    CHECK(fetch(srv, "/blob").header("Content-Type") == "application/octet-stream");
+    CHECK(fetch(srv, "/in").body == "0123456789");  // a link that stays inside root is followed
+}
+
+TEST_CASE_TEMPLATE("a file larger than the socket buffer arrives whole", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    client c(srv.port());
+    c.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string all = c.read_until([](const std::string& s) {
+        auto end = s.find("\r\n\r\n");
+        return end != std::string::npos && s.size() >= end + 4 + big_size;
+    }, 20000ms);
+    auto end = all.find("\r\n\r\n");
+    REQUIRE(end != std::string::npos);
+    CHECK(all.find("Content-Length: 8388608\r\n") < end);
+    CHECK(all.size() == end + 4 + big_size);
+    CHECK(all.substr(end + 4) == big_bytes());
+}
+
+TEST_CASE_TEMPLATE("HEAD gives the head of a file and no body", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    client c(srv.port());
+    c.send("HEAD /big.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string all = c.read_until([](const std::string& s) { return s.find("pong") != std::string::npos; });
+    auto end = all.find("\r\n\r\n");
+    REQUIRE(end != std::string::npos);
+    CHECK(all.find("Content-Length: 8388608\r\n") < end);
+    CHECK(all.substr(end + 4, 17) == "HTTP/1.1 200 OK\r\n");  // the next answer, no body between
+}
+
+TEST_CASE_TEMPLATE("If-None-Match and If-Modified-Since answer 304", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto first = fetch(srv, "/digits.txt");
+    std::string etag = first.header("ETag"), date = first.header("Last-Modified");
+    auto by_tag = fetch(srv, "/digits.txt", "If-None-Match: \"x\", " + etag + "\r\n");
+    CHECK(by_tag.status == 304);
+    CHECK(by_tag.body.empty());
+    CHECK(by_tag.header("ETag") == etag);
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: W/" + etag + "\r\n").status == 304);  // weak comparison
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: *\r\n").status == 304);
+    CHECK(fetch(srv, "/digits.txt", "If-Modified-Since: " + date + "\r\n").status == 304);
+    CHECK(fetch(srv, "/digits.txt", "If-Modified-Since: Thu, 01 Jan 1970 00:00:01 GMT\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "If-Modified-Since: not a date\r\n").status == 200);
+    // RFC 9110 §13.2.2: If-None-Match decides; a matching date does not make a stale tag fresh.
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"other\"\r\nIf-Modified-Since: " + date + "\r\n").status == 200);
+}
+
+TEST_CASE_TEMPLATE("a single Range is answered 206 in each form, 416 when unsatisfiable", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto ab = fetch(srv, "/digits.txt", "Range: bytes=2-4\r\n");
+    CHECK(ab.status == 206);
+    CHECK(ab.body == "234");
+    CHECK(ab.header("Content-Range") == "bytes 2-4/10");
+    CHECK(ab.header("Content-Length") == "3");
+    auto from = fetch(srv, "/digits.txt", "Range: bytes=7-\r\n");
+    CHECK(from.status == 206);
+    CHECK(from.body == "789");
+    CHECK(from.header("Content-Range") == "bytes 7-9/10");
+    auto last = fetch(srv, "/digits.txt", "Range: bytes=-4\r\n");
+    CHECK(last.status == 206);
+    CHECK(last.body == "6789");
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=5-100\r\n").body == "56789");  // clipped to the end
+    auto beyond = fetch(srv, "/digits.txt", "Range: bytes=10-\r\n");
+    CHECK(beyond.status == 416);
+    CHECK(beyond.header("Content-Range") == "bytes */10");
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=-0\r\n").status == 416);
+    auto several = fetch(srv, "/digits.txt", "Range: bytes=0-1,4-5\r\n");  // answered whole
+    CHECK(several.status == 200);
+    CHECK(several.body == "0123456789");
+    CHECK(fetch(srv, "/digits.txt", "Range: lines=1-2\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=5-2\r\n").status == 200);
+    auto big = fetch(srv, "/big.bin", "Range: bytes=8388000-\r\n");
+    CHECK(big.status == 206);
+    CHECK(big.body == big_bytes().substr(8388000));
+}
+
+TEST_CASE_TEMPLATE("If-Range gives the range only when it names the current file", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto first = fetch(srv, "/digits.txt");
+    std::string etag = first.header("ETag"), date = first.header("Last-Modified");
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=0-0\r\nIf-Range: " + etag + "\r\n").status == 206);
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=0-0\r\nIf-Range: " + date + "\r\n").status == 206);
+    auto stale = fetch(srv, "/digits.txt", "Range: bytes=0-0\r\nIf-Range: \"old\"\r\n");
+    CHECK(stale.status == 200);
+    CHECK(stale.body == "0123456789");
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=0-0\r\nIf-Range: W/" + etag + "\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "Range: bytes=0-0\r\nIf-Range: Thu, 01 Jan 1970 00:00:01 GMT\r\n").status == 200);
+}
+
+TEST_CASE_TEMPLATE("a directory answers its index.html, or 301 to its slash form", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    CHECK(fetch(srv, "/").body == "<h1>home</h1>");
+    auto docs = fetch(srv, "/docs/");
+    CHECK(docs.status == 200);
+    CHECK(docs.body == "<h1>docs</h1>");
+    CHECK(docs.header("Content-Type") == "text/html; charset=utf-8");
+    auto moved = fetch(srv, "/docs?x=1");
+    CHECK(moved.status == 301);
+    CHECK(moved.header("Location") == "/docs/?x=1");
+    CHECK(fetch(srv, "/empty/").status == 404);  // no index, no listing
+    CHECK(fetch(srv, "/missing.txt").status == 404);
+}
+
+TEST_CASE_TEMPLATE("a precompressed sibling is chosen when accepted, with Vary", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto br = fetch(srv, "/style.css", "Accept-Encoding: gzip, deflate, br\r\n");
+    CHECK(br.body == "BROTLI");
+    CHECK(br.header("Content-Encoding") == "br");
+    CHECK(br.header("Content-Type") == "text/css; charset=utf-8");
+    CHECK(br.header("Vary") == "Accept-Encoding");
+    auto gz = fetch(srv, "/style.css", "Accept-Encoding: gzip, br;q=0\r\n");
+    CHECK(gz.body == "GZIP-BYTES");
+    CHECK(gz.header("Content-Encoding") == "gzip");
+    auto plain = fetch(srv, "/style.css", "Accept-Encoding: identity\r\n");
+    CHECK(plain.body == "body{color:red}");
+    CHECK(plain.header("Content-Encoding").empty());
+    CHECK(plain.header("Vary") == "Accept-Encoding");
+    CHECK(fetch(srv, "/style.css", "Accept-Encoding: *;q=0.0\r\n").body == "body{color:red}");
+    CHECK(fetch(srv, "/app.js", "Accept-Encoding: br, gzip\r\n").body == "GZ-JS");  // no .br: gzip
+    CHECK(fetch(srv, "/style.css").header("Vary") == "Accept-Encoding");
+    CHECK(fetch(srv, "/big.bin").header("Vary").empty());  // not compressible: no Vary
+    CHECK(br.header("ETag") != plain.header("ETag"));     // each representation its own tag
+}
+
+TEST_CASE_TEMPLATE("no request escapes root", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    CHECK(fetch(srv, "/../secret.txt").status == 400);
+    CHECK(fetch(srv, "/docs/../../secret.txt").status == 400);
+    CHECK(fetch(srv, "/%2e%2e/secret.txt").status == 400);
+    CHECK(fetch(srv, "/docs/%2E%2e/%2e%2E/secret.txt").status == 400);
+    CHECK(fetch(srv, "/..%2fsecret.txt").status == 400);
+    CHECK(fetch(srv, "/docs%2F..%2F..%2Fsecret.txt").status == 400);
+    CHECK(fetch(srv, "/..\\secret.txt").status == 400);
+    CHECK(fetch(srv, "/..%5csecret.txt").status == 400);
+    CHECK(fetch(srv, "/digits.txt%00.html").status == 400);
+    CHECK(fetch(srv, "/out").status == 404);              // a link to a file outside
+    CHECK(fetch(srv, "/up/secret.txt").status == 404);    // a link to a directory outside
+    CHECK(fetch(srv, "/pipe").status == 404);             // not a regular file: refused, not opened to block
+    auto answers = fetch(srv, "/out", "Range: bytes=0-\r\n");
+    CHECK(answers.body.find("secret") == std::string::npos);
+}
+
+TEST_CASE_TEMPLATE("a file answer and a small one pipelined behind it come back in order", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    client c(srv.port());
+    c.send("GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\nGET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n"
+           "GET /digits.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string all = c.read_until([](const std::string& s) { return s.size() > big_size && parse_responses(s).size() >= 4; },
+                                   20000ms);
+    auto got = parse_responses(all);
+    REQUIRE(got.size() == 4);
+    CHECK(got[0].body == "pong");
+    CHECK(got[1].body == big_bytes());
+    CHECK(got[2].body == "0123456789");
+    CHECK(got[3].body == "pong");
+}
+
+TEST_CASE("Accept-Encoding, Range and dates parse as RFC 9110 says") {
+    using namespace skiff::detail;
+    CHECK(accepts_coding("gzip, br", "br"));
+    CHECK(!accepts_coding("gzip;q=0, br;q=0", "gzip"));
+    CHECK(!accepts_coding("br;q=0.000", "br"));
+    CHECK(accepts_coding("br;q=0.001", "br"));
+    CHECK(accepts_coding("*", "gzip"));
+    CHECK(!accepts_coding("*, gzip;q=0", "gzip"));
+    CHECK(!accepts_coding("", "gzip"));
+    CHECK(parse_range("bytes=0-0", 1).kind == range_kind::satisfiable);
+    CHECK(parse_range("bytes=-5", 3).first == 0);
+    CHECK(parse_range("bytes=0-", 0).kind == range_kind::unsatisfiable);
+    CHECK(parse_range("bytes=99999999999999999999-", 10).kind == range_kind::none);
+    CHECK(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT") == std::time_t{784111777});
+    CHECK(!parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"));
+    CHECK(http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
+    CHECK(skiff::mime_for("a/B.PNG").type == "image/png");
+    CHECK(skiff::mime_for("a.b/c").type == "application/octet-stream");
+}
+
+TEST_CASE_TEMPLATE("a client that goes in the middle of a file leaves the server serving", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    {
+        client c(srv.port());
+        c.send("GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(!c.read_some().empty());
+        struct linger reset_on_close{1, 0};  // RST: the next sendfile fails at once
+        ::setsockopt(c.fd(), SOL_SOCKET, SO_LINGER, &reset_on_close, sizeof reset_on_close);
+    }
+    CHECK(fetch(srv, "/digits.txt").body == "0123456789");
+    CHECK(fetch(srv, "/digits.txt", "Connection: close\r\n").header("Content-Length") == "10");
+}
+
+TEST_CASE_TEMPLATE("a root that does not exist answers 404", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { app.serve_dir("/files", "/nonexistent/skiff"); });
+    CHECK(fetch(srv, "/files/index.html").status == 404);
+    CHECK(fetch(srv, "/files/").status == 404);
+}
