@@ -7497,15 +7497,15 @@ public:
     // returns when none is left or stop_timeout has passed. A failing wait (not an
     // interruption) ends the loop with its error, since waiting again would fail again.
     std::error_code run() {
-        poll_event events[set_type::wait_batch];
         while (!set_.drained(time_.now_ms))
-            if (turn(events) < 0) return close_all(last_errno());
+            if (SKIFF_UNLIKELY(turn() < 0)) return close_all(last_errno());
         return close_all({});
     }
 
     // One turn: wait (as long as Time lets it), then serve what the wait brought and the
     // deadlines that passed. The events the wait reported; -1 when it failed (errno says why).
-    int turn(poll_event (&events)[set_type::wait_batch]) {
+    SKIFF_ALWAYS_INLINE int turn() {
+        poll_event events[set_type::wait_batch];
         bool woken = false;
         loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
         int n = set_.poller().wait(events, set_type::wait_batch, time_.wait_ms(before_wait(hub)), woken);
@@ -9147,7 +9147,7 @@ public:
     void admit(int fd) { loop_.admit(fd); }
 
     // One pass of the loop; the events it served (0: nothing was ready), -1 if the wait failed.
-    int turn() { return loop_.turn(events_); }
+    int turn() { return loop_.turn(); }
 
     void advance(std::chrono::milliseconds by) noexcept { loop_.time().clock_ms += by.count(); }
     std::chrono::milliseconds now() noexcept { return std::chrono::milliseconds(loop_.time().clock_ms); }
@@ -9159,7 +9159,6 @@ private:
     const options& opt_;
     local_set set_;  // before the loop, which serves it
     loop_type loop_;
-    poll_event events_[local_set::wait_batch] = {};
 };
 
 } // namespace skiff::detail
@@ -9348,11 +9347,16 @@ private:
     }
 
     bool write_some() {
-        if (link_ != link::open || unsent_.empty()) return false;
-        ssize_t n = skiff::detail::send_some(fd_, unsent_.data(), unsent_.size());
+        if (link_ != link::open || sent_ == unsent_.size()) return false;
+        ssize_t n = skiff::detail::send_some(fd_, unsent_.data() + sent_, unsent_.size() - sent_);
         if (n <= 0) return false;  // full until the server reads; or closed, which read_some sees
-        unsent_.erase(0, static_cast<std::size_t>(n));
+        sent_ += static_cast<std::size_t>(n);
+        if (sent_ == unsent_.size()) forget_sent();
         return true;
+    }
+    void forget_sent() noexcept {
+        unsent_.clear();
+        sent_ = 0;
     }
 
     bool read_some() {
@@ -9380,7 +9384,7 @@ private:
             if (loop_) run();
         }
         fd_ = -1;
-        unsent_.clear();
+        forget_sent();
         output_.clear();
         read_at_ = 0;
     }
@@ -9389,7 +9393,8 @@ private:
     std::unique_ptr<skiff::detail::test_loop> loop_;
     int fd_ = -1;
     link link_ = link::none;
-    std::string unsent_;
+    std::string unsent_;  // what send() was given, from sent_ on not yet taken by the socket
+    std::size_t sent_ = 0;
     std::string output_;
     std::size_t read_at_ = 0;
 };

@@ -78,15 +78,15 @@ public:
     // returns when none is left or stop_timeout has passed. A failing wait (not an
     // interruption) ends the loop with its error, since waiting again would fail again.
     std::error_code run() {
-        poll_event events[set_type::wait_batch];
         while (!set_.drained(time_.now_ms))
-            if (turn(events) < 0) return close_all(last_errno());
+            if (SKIFF_UNLIKELY(turn() < 0)) return close_all(last_errno());
         return close_all({});
     }
 
     // One turn: wait (as long as Time lets it), then serve what the wait brought and the
     // deadlines that passed. The events the wait reported; -1 when it failed (errno says why).
-    int turn(poll_event (&events)[set_type::wait_batch]) {
+    SKIFF_ALWAYS_INLINE int turn() {
+        poll_event events[set_type::wait_batch];
         bool woken = false;
         loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
         int n = set_.poller().wait(events, set_type::wait_batch, time_.wait_ms(before_wait(hub)), woken);

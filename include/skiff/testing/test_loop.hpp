@@ -12,7 +12,6 @@
 #ifndef SKIFF_TESTING_TEST_LOOP_HPP
 #define SKIFF_TESTING_TEST_LOOP_HPP
 
-#include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/event_loop.hpp"
 #include "skiff/server/local_set.hpp"
@@ -66,7 +65,7 @@ public:
     void admit(int fd) { loop_.admit(fd); }
 
     // One pass of the loop; the events it served (0: nothing was ready), -1 if the wait failed.
-    int turn() { return loop_.turn(events_); }
+    int turn() { return loop_.turn(); }
 
     void advance(std::chrono::milliseconds by) noexcept { loop_.time().clock_ms += by.count(); }
     std::chrono::milliseconds now() noexcept { return std::chrono::milliseconds(loop_.time().clock_ms); }
@@ -78,7 +77,6 @@ private:
     const options& opt_;
     local_set set_;  // before the loop, which serves it
     loop_type loop_;
-    poll_event events_[local_set::wait_batch] = {};
 };
 
 } // namespace skiff::detail
