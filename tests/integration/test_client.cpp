@@ -205,6 +205,25 @@ TEST_CASE("test client: the answer to HEAD has the GET's length and no body") {
     CHECK(client.get("/user/5").body == "5");  // the next answer starts right after the head
 }
 
+TEST_CASE("test client: an answer larger than the socket buffers arrives whole, and so does an upload") {
+    std::string big(3u << 20, 'x');
+    for (std::size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>('a' + (i / 4096) % 26);
+    skiff::options opt;
+    opt.max_body = big.size();
+    test_client client(
+        [&](skiff::server& app) {
+            app.get("/big", [&](skiff::request&, skiff::response& res) { res.body(big); });
+            routes(app);
+        },
+        opt);
+    auto r = client.get("/big");
+    CHECK(r.status == 200);
+    CHECK(r.body == big);
+    auto echoed = client.post("/echo", big, "application/octet-stream");
+    CHECK(echoed.status == 200);
+    CHECK(echoed.body == big);
+}
+
 TEST_CASE("test client: a body over max_body gets 413") {
     skiff::options opt;
     opt.max_body = 8;

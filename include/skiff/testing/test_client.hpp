@@ -186,11 +186,16 @@ private:
     }
 
     bool write_some() {
-        if (link_ != link::open || unsent_.empty()) return false;
-        ssize_t n = skiff::detail::send_some(fd_, unsent_.data(), unsent_.size());
+        if (link_ != link::open || sent_ == unsent_.size()) return false;
+        ssize_t n = skiff::detail::send_some(fd_, unsent_.data() + sent_, unsent_.size() - sent_);
         if (n <= 0) return false;  // full until the server reads; or closed, which read_some sees
-        unsent_.erase(0, static_cast<std::size_t>(n));
+        sent_ += static_cast<std::size_t>(n);
+        if (sent_ == unsent_.size()) forget_sent();
         return true;
+    }
+    void forget_sent() noexcept {
+        unsent_.clear();
+        sent_ = 0;
     }
 
     bool read_some() {
@@ -218,7 +223,7 @@ private:
             if (loop_) run();
         }
         fd_ = -1;
-        unsent_.clear();
+        forget_sent();
         output_.clear();
         read_at_ = 0;
     }
@@ -227,7 +232,8 @@ private:
     std::unique_ptr<skiff::detail::test_loop> loop_;
     int fd_ = -1;
     link link_ = link::none;
-    std::string unsent_;
+    std::string unsent_;  // what send() was given, from sent_ on not yet taken by the socket
+    std::size_t sent_ = 0;
     std::string output_;
     std::size_t read_at_ = 0;
 };
