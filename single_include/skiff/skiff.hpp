@@ -8920,7 +8920,7 @@ inline deferred::deferred(response& r) {
 #include <cstdint>      // std::uint8_t
 #include <string>       // owned copies of what was read
 #include <string_view>  // std::string_view
-#include <utility>      // std::pair
+#include <utility>      // std::pair, std::move
 #include <vector>       // the header fields
 
 namespace skiff::testing {
@@ -8966,15 +8966,23 @@ enum class stream_end : std::uint8_t { open, closed };
 
 namespace reading {
 
-inline std::size_t hex_value(std::string_view s, bool& ok) noexcept {
-    std::size_t v = 0;
-    ok = !s.empty() && s.size() <= 15;
+inline int hex_digit(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// A chunk size; false when it is empty, too long or not hex.
+inline bool to_chunk_size(std::string_view s, std::size_t& v) noexcept {
+    v = 0;
+    if (s.empty() || s.size() > 15) return false;
     for (char c : s) {
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) ok = false;
-        v = v * 16 + static_cast<std::size_t>(d < 0 ? 0 : d);
+        int d = hex_digit(c);
+        if (d < 0) return false;
+        v = v * 16 + static_cast<std::size_t>(d);
     }
-    return v;
+    return true;
 }
 
 inline bool to_size(std::string_view s, std::size_t& v) noexcept {
@@ -9023,9 +9031,8 @@ inline read_state read_chunked(std::string_view in, std::size_t at, test_respons
         if (eol == std::string_view::npos) return read_state::incomplete;
         std::string_view size_text = in.substr(at, eol - at);
         size_text = trimmed(size_text.substr(0, size_text.find(';')));
-        bool ok = false;
-        std::size_t size = hex_value(size_text, ok);
-        if (!ok) return read_state::malformed;
+        std::size_t size = 0;
+        if (!to_chunk_size(size_text, size)) return read_state::malformed;
         at = eol + 2;
         if (size == 0) break;
         if (in.size() < at + size + 2) return read_state::incomplete;
@@ -9048,37 +9055,41 @@ inline bool has_no_body(int status, answer_to to) noexcept {
     return to == answer_to::head || (status >= 100 && status < 200) || status == 204 || status == 304;
 }
 
+// The body after a head of head_len bytes, framed as the head and the request say.
+inline read_state read_body(std::string_view in, std::size_t head_len, answer_to to, stream_end end,
+                            test_response& r, std::size_t& body_len) {
+    body_len = 0;
+    if (has_no_body(r.status, to)) return read_state::complete;
+    if (!r.header("Transfer-Encoding").empty()) return read_chunked(in, head_len, r, body_len);
+    if (r.has_header("Content-Length")) {
+        if (!to_size(r.header("Content-Length"), body_len)) return read_state::malformed;
+        if (in.size() < head_len + body_len) return read_state::incomplete;
+        r.body = std::string(in.substr(head_len, body_len));
+        return read_state::complete;
+    }
+    if (end == stream_end::open) return read_state::incomplete;
+    body_len = in.size() - head_len;
+    r.body = std::string(in.substr(head_len));
+    return read_state::complete;
+}
+
 } // namespace reading
 
-// The response at the start of `in` into r (reset first), and its length in `used`. A body
-// with neither length nor chunks runs to the end of the stream, so it is complete only once
-// the stream is closed.
+// The response at the start of `in` into r, and its length in `used`; r is left empty unless
+// the response is complete. A body with neither length nor chunks runs to the end of the
+// stream, so it is complete only once the stream is closed.
 inline read_state read_response(std::string_view in, answer_to to, stream_end end, test_response& r,
                                 std::size_t& used) {
     r = test_response{};
+    test_response got;
     std::size_t head_len = 0;
-    read_state st = reading::read_head(in, r, head_len);
-    if (st != read_state::complete) return st;
+    read_state st = reading::read_head(in, got, head_len);
     std::size_t body_len = 0;
-    std::size_t length = 0;
-    if (reading::has_no_body(r.status, to)) {
-        body_len = 0;
-    } else if (!r.header("Transfer-Encoding").empty()) {
-        st = reading::read_chunked(in, head_len, r, body_len);
-    } else if (r.has_header("Content-Length")) {
-        if (!reading::to_size(r.header("Content-Length"), length)) return read_state::malformed;
-        if (in.size() < head_len + length) return read_state::incomplete;
-        r.body = std::string(in.substr(head_len, length));
-        body_len = length;
-    } else if (end == stream_end::open) {
-        return read_state::incomplete;
-    } else {
-        body_len = in.size() - head_len;
-        r.body = std::string(in.substr(head_len));
-    }
+    if (st == read_state::complete) st = reading::read_body(in, head_len, to, end, got, body_len);
     if (st != read_state::complete) return st;
     used = head_len + body_len;
-    r.raw = std::string(in.substr(0, used));
+    got.raw = std::string(in.substr(0, used));
+    r = std::move(got);
     return st;
 }
 
@@ -9194,6 +9205,8 @@ private:
 #include <chrono>        // std::chrono::milliseconds
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t
+#include <cstdio>        // std::fprintf, without exceptions
+#include <cstdlib>       // std::abort, without exceptions
 #include <memory>        // std::unique_ptr: the loop is made on first use
 #include <stdexcept>     // std::runtime_error when no socketpair can be made
 #include <string>        // pending input, output
@@ -9202,6 +9215,22 @@ private:
 #include <type_traits>   // std::enable_if_t, std::is_invocable_v
 #include <unistd.h>      // close
 #include <utility>       // std::move
+
+namespace skiff::detail {
+
+// No loop or no socketpair (descriptors ran out): the test cannot go on.
+#if SKIFF_HAS_EXCEPTIONS
+[[noreturn]] inline void fail_test_setup(const std::string& why) {
+    throw std::runtime_error("skiff test client: " + why);
+}
+#else
+[[noreturn]] inline void fail_test_setup(const std::string& why) {
+    std::fprintf(stderr, "skiff test client: %s\n", why.c_str());
+    std::abort();
+}
+#endif // SKIFF_HAS_EXCEPTIONS
+
+} // namespace skiff::detail
 
 namespace skiff::testing {
 
@@ -9319,7 +9348,7 @@ private:
     void open_loop() {
         if (loop_) return;
         loop_ = std::make_unique<skiff::detail::test_loop>(app_.settings(), app_.router());
-        if (auto ec = loop_->open()) throw std::runtime_error("skiff test client: " + ec.message());
+        if (auto ec = loop_->open()) skiff::detail::fail_test_setup(ec.message());
     }
 
     void connect_once() {
@@ -9327,7 +9356,7 @@ private:
         if (link_ != link::none) return;
         int fds[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
-            throw std::runtime_error("skiff test client: socketpair: " + skiff::detail::last_errno().message());
+            skiff::detail::fail_test_setup("socketpair: " + skiff::detail::last_errno().message());
         for (int fd : fds) {
             skiff::detail::set_nonblocking(fd);
             skiff::detail::set_cloexec(fd);

@@ -22,6 +22,7 @@
 #define SKIFF_TESTING_TEST_CLIENT_HPP
 
 #include "skiff/async/deferred.hpp"
+#include "skiff/config.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
@@ -33,6 +34,8 @@
 #include <chrono>        // std::chrono::milliseconds
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t
+#include <cstdio>        // std::fprintf, without exceptions
+#include <cstdlib>       // std::abort, without exceptions
 #include <memory>        // std::unique_ptr: the loop is made on first use
 #include <stdexcept>     // std::runtime_error when no socketpair can be made
 #include <string>        // pending input, output
@@ -41,6 +44,22 @@
 #include <type_traits>   // std::enable_if_t, std::is_invocable_v
 #include <unistd.h>      // close
 #include <utility>       // std::move
+
+namespace skiff::detail {
+
+// No loop or no socketpair (descriptors ran out): the test cannot go on.
+#if SKIFF_HAS_EXCEPTIONS
+[[noreturn]] inline void fail_test_setup(const std::string& why) {
+    throw std::runtime_error("skiff test client: " + why);
+}
+#else
+[[noreturn]] inline void fail_test_setup(const std::string& why) {
+    std::fprintf(stderr, "skiff test client: %s\n", why.c_str());
+    std::abort();
+}
+#endif // SKIFF_HAS_EXCEPTIONS
+
+} // namespace skiff::detail
 
 namespace skiff::testing {
 
@@ -158,7 +177,7 @@ private:
     void open_loop() {
         if (loop_) return;
         loop_ = std::make_unique<skiff::detail::test_loop>(app_.settings(), app_.router());
-        if (auto ec = loop_->open()) throw std::runtime_error("skiff test client: " + ec.message());
+        if (auto ec = loop_->open()) skiff::detail::fail_test_setup(ec.message());
     }
 
     void connect_once() {
@@ -166,7 +185,7 @@ private:
         if (link_ != link::none) return;
         int fds[2];
         if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
-            throw std::runtime_error("skiff test client: socketpair: " + skiff::detail::last_errno().message());
+            skiff::detail::fail_test_setup("socketpair: " + skiff::detail::last_errno().message());
         for (int fd : fds) {
             skiff::detail::set_nonblocking(fd);
             skiff::detail::set_cloexec(fd);

@@ -15,7 +15,7 @@
 #include <cstdint>      // std::uint8_t
 #include <string>       // owned copies of what was read
 #include <string_view>  // std::string_view
-#include <utility>      // std::pair
+#include <utility>      // std::pair, std::move
 #include <vector>       // the header fields
 
 namespace skiff::testing {
@@ -61,15 +61,23 @@ enum class stream_end : std::uint8_t { open, closed };
 
 namespace reading {
 
-inline std::size_t hex_value(std::string_view s, bool& ok) noexcept {
-    std::size_t v = 0;
-    ok = !s.empty() && s.size() <= 15;
+inline int hex_digit(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// A chunk size; false when it is empty, too long or not hex.
+inline bool to_chunk_size(std::string_view s, std::size_t& v) noexcept {
+    v = 0;
+    if (s.empty() || s.size() > 15) return false;
     for (char c : s) {
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) ok = false;
-        v = v * 16 + static_cast<std::size_t>(d < 0 ? 0 : d);
+        int d = hex_digit(c);
+        if (d < 0) return false;
+        v = v * 16 + static_cast<std::size_t>(d);
     }
-    return v;
+    return true;
 }
 
 inline bool to_size(std::string_view s, std::size_t& v) noexcept {
@@ -118,9 +126,8 @@ inline read_state read_chunked(std::string_view in, std::size_t at, test_respons
         if (eol == std::string_view::npos) return read_state::incomplete;
         std::string_view size_text = in.substr(at, eol - at);
         size_text = trimmed(size_text.substr(0, size_text.find(';')));
-        bool ok = false;
-        std::size_t size = hex_value(size_text, ok);
-        if (!ok) return read_state::malformed;
+        std::size_t size = 0;
+        if (!to_chunk_size(size_text, size)) return read_state::malformed;
         at = eol + 2;
         if (size == 0) break;
         if (in.size() < at + size + 2) return read_state::incomplete;
@@ -143,37 +150,41 @@ inline bool has_no_body(int status, answer_to to) noexcept {
     return to == answer_to::head || (status >= 100 && status < 200) || status == 204 || status == 304;
 }
 
+// The body after a head of head_len bytes, framed as the head and the request say.
+inline read_state read_body(std::string_view in, std::size_t head_len, answer_to to, stream_end end,
+                            test_response& r, std::size_t& body_len) {
+    body_len = 0;
+    if (has_no_body(r.status, to)) return read_state::complete;
+    if (!r.header("Transfer-Encoding").empty()) return read_chunked(in, head_len, r, body_len);
+    if (r.has_header("Content-Length")) {
+        if (!to_size(r.header("Content-Length"), body_len)) return read_state::malformed;
+        if (in.size() < head_len + body_len) return read_state::incomplete;
+        r.body = std::string(in.substr(head_len, body_len));
+        return read_state::complete;
+    }
+    if (end == stream_end::open) return read_state::incomplete;
+    body_len = in.size() - head_len;
+    r.body = std::string(in.substr(head_len));
+    return read_state::complete;
+}
+
 } // namespace reading
 
-// The response at the start of `in` into r (reset first), and its length in `used`. A body
-// with neither length nor chunks runs to the end of the stream, so it is complete only once
-// the stream is closed.
+// The response at the start of `in` into r, and its length in `used`; r is left empty unless
+// the response is complete. A body with neither length nor chunks runs to the end of the
+// stream, so it is complete only once the stream is closed.
 inline read_state read_response(std::string_view in, answer_to to, stream_end end, test_response& r,
                                 std::size_t& used) {
     r = test_response{};
+    test_response got;
     std::size_t head_len = 0;
-    read_state st = reading::read_head(in, r, head_len);
-    if (st != read_state::complete) return st;
+    read_state st = reading::read_head(in, got, head_len);
     std::size_t body_len = 0;
-    std::size_t length = 0;
-    if (reading::has_no_body(r.status, to)) {
-        body_len = 0;
-    } else if (!r.header("Transfer-Encoding").empty()) {
-        st = reading::read_chunked(in, head_len, r, body_len);
-    } else if (r.has_header("Content-Length")) {
-        if (!reading::to_size(r.header("Content-Length"), length)) return read_state::malformed;
-        if (in.size() < head_len + length) return read_state::incomplete;
-        r.body = std::string(in.substr(head_len, length));
-        body_len = length;
-    } else if (end == stream_end::open) {
-        return read_state::incomplete;
-    } else {
-        body_len = in.size() - head_len;
-        r.body = std::string(in.substr(head_len));
-    }
+    if (st == read_state::complete) st = reading::read_body(in, head_len, to, end, got, body_len);
     if (st != read_state::complete) return st;
     used = head_len + body_len;
-    r.raw = std::string(in.substr(0, used));
+    got.raw = std::string(in.substr(0, used));
+    r = std::move(got);
     return st;
 }
 
