@@ -67,5 +67,8 @@
 #include "skiff/server/middleware.hpp"
 #include "skiff/server/server.hpp"
 #include "skiff/async/deferred.hpp"
+#include "skiff/testing/test_response.hpp"
+#include "skiff/testing/test_loop.hpp"
+#include "skiff/testing/test_client.hpp"
 
 #endif // SKIFF_SKIFF_HPP

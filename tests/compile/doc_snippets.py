@@ -6,6 +6,8 @@ A block is a whole translation unit unless the line just above its fence says ot
   <!-- snippet: function -->   statements: wrapped in a function, after #include <skiff/skiff.hpp>
                                (and an empty main, since every snippet is linked)
   <!-- snippet: handler -->    statements with `req` and `res` in scope (a handler's body)
+  <!-- snippet: doctest -->    a doctest test file: given doctest's main, and linked with doctest
+                               (left out where doctest is not installed)
   <!-- snippet: skip -->       not compiled (say why beside it; keep these rare)
 Each output starts with #line, so a compiler error names the Markdown file and line.
 
@@ -16,7 +18,7 @@ import re
 import sys
 
 FENCE = re.compile(r"^```cpp\s*$")
-MARKER = re.compile(r"^<!--\s*snippet:\s*(function|handler|skip)\b.*-->\s*$")
+MARKER = re.compile(r"^<!--\s*snippet:\s*(function|handler|doctest|skip)\b.*-->\s*$")
 WRAPPERS = {
     "function": ("[[maybe_unused]] static void doc_snippet() {", "}"),
     "handler": ("[[maybe_unused]] static void doc_snippet(skiff::request& req, skiff::response& res) {", "}"),
@@ -45,9 +47,14 @@ QUIET = "".join(f'#pragma GCC diagnostic ignored "-W{w}"\n'
                 for w in ("unused-variable", "unused-but-set-variable", "unused-parameter", "unused-function"))
 
 
+DOCTEST_MAIN = "#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n"
+
+
 def render(path, mode, line, code):
     if mode == "unit":
         return f'{QUIET}#line {line} "{path}"\n{code}\n'
+    if mode == "doctest":
+        return f'{QUIET}{DOCTEST_MAIN}#line {line} "{path}"\n{code}\n'
     head, tail = WRAPPERS[mode]
     return f'{QUIET}#include <skiff/skiff.hpp>\n{head}\n#line {line} "{path}"\n{code}\n{tail}\nint main() {{ return 0; }}\n'
 

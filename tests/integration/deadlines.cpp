@@ -59,21 +59,22 @@ TEST_CASE_TEMPLATE("a slowloris client gets 408 at the header deadline while ano
     CHECK(served >= 10);  // the normal client was answered throughout
 }
 
-TEST_CASE_TEMPLATE("each pipelined request has its own header deadline, from its own first byte", Policy,
-                   SKIFF_TEST_POLICIES) {
+// On the test client's clock (skiff/testing/test_client.hpp): the times are exact, and
+// nothing sleeps.
+TEST_CASE("each pipelined request has its own header deadline, from its own first byte") {
     skiff::options opt;
     opt.header_timeout = std::chrono::milliseconds(600);
-    running_server<Policy> srv(routes<Policy>, opt);
-    client c(srv.port());
+    skiff::testing::test_client c(routes<skiff::single>, opt);
     c.send("GET / HTTP/1.1\r\nHost:");  // request 1 begins at 0 ms
-    std::this_thread::sleep_for(400ms);
+    c.advance(400ms);
     c.send(" x\r\n\r\nGET / HTTP/1.1\r\nHost:");  // at 400 it ends, and request 2 begins
-    std::this_thread::sleep_for(400ms);
-    c.send(" x\r\n\r\n");  // at 800: past request 1's deadline, not request 2's
-    auto rs = read_responses(c, 2, 2000ms);
-    REQUIRE(rs.size() == 2);
-    CHECK(rs[0].status == 200);
-    CHECK(rs[1].status == 200);
+    c.advance(400ms);
+    c.send(" x\r\n\r\nGET / HTTP/1.1\r\nHost:");  // at 800: past request 1's deadline, not 2's
+    CHECK(c.next_response().status == 200);
+    CHECK(c.next_response().status == 200);
+    c.advance(700ms);  // request 3, begun at 800, is still unfinished at 1500
+    CHECK(c.next_response().status == 408);
+    CHECK(c.closed());
 }
 
 TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Policy, SKIFF_TEST_POLICIES) {
@@ -86,13 +87,14 @@ TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Po
     CHECK(c.closed());
 }
 
-TEST_CASE_TEMPLATE("a connection that opens and sends nothing is closed at the header deadline", Policy,
-                   SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, short_deadlines());
-    client c(srv.port());
-    std::string got = c.read_to_close(2000ms);
-    CHECK(got.empty());  // nothing was asked, so nothing is answered
+TEST_CASE("a connection that opens and sends nothing is closed at the header deadline") {
+    skiff::testing::test_client c(routes<skiff::single>, short_deadlines());
+    c.send("");  // connects
+    c.advance(200ms);
+    CHECK_FALSE(c.closed());
+    c.advance(200ms);  // 400 ms: past the 300 ms deadline and its 30 ms tick
     CHECK(c.closed());
+    CHECK(c.raw_output().empty());  // nothing was asked, so nothing is answered
 }
 
 TEST_CASE_TEMPLATE("a client that stops reading is dropped at the write deadline", Policy, SKIFF_TEST_POLICIES) {

@@ -19,6 +19,10 @@
 // system call per request for nothing, since the next wait reports what is left. Interest is
 // changed only when a write falls short and when it drains, never per request.
 //
+// Time is the loop's clock (loop_time.hpp): the monotonic clock, or, for the test client
+// (testing/test_loop.hpp), one the test moves by hand and a wait that never blocks. It is a
+// template parameter so that the clock a server runs on costs what it did before the seam.
+//
 // The threading policy is the connection set's business (connection_set.hpp): where the
 // listener lives, whether a wake means stop, who expires deadlines. This file reads the same
 // for every policy. Invariant: a connection the session reports closed is not touched again.
@@ -49,7 +53,7 @@ template <class Policy>
 using connection_set_for = std::conditional_t<is_shared<Policy>, shared_set,
                                               std::conditional_t<is_sharded<Policy>, sharded_set, local_set>>;
 
-template <class Policy>
+template <class Policy, class Time = loop_time>
 class event_loop final : public loop_context {
 public:
     using set_type = connection_set_for<Policy>;
@@ -74,20 +78,32 @@ public:
     // returns when none is left or stop_timeout has passed. A failing wait (not an
     // interruption) ends the loop with its error, since waiting again would fail again.
     std::error_code run() {
-        poll_event events[set_type::wait_batch];
-        while (!set_.drained(time_.now_ms)) {
-            bool woken = false;
-            loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
-            int n = set_.poller().wait(events, set_type::wait_batch, before_wait(hub), woken);
-            if (n < 0) return close_all(last_errno());
-            time_.tick();
-            if (set_.stop_requested(woken, [this](int fd) { acceptor_.admit(fd); })) begin_stop();
-            for (int i = 0; i < n; ++i) dispatch(events[i], hub);
-            set_.expire(time_.now_ms, [this](conn& c) { note(session_.on_deadline(c)); });
-            acceptor_.on_tick();
-        }
+        while (!set_.drained(time_.now_ms))
+            if (SKIFF_UNLIKELY(turn() < 0)) return close_all(last_errno());
         return close_all({});
     }
+
+    // One turn: wait (as long as Time lets it), then serve what the wait brought and the
+    // deadlines that passed. The events the wait reported; -1 when it failed (errno says why).
+    SKIFF_ALWAYS_INLINE int turn() {
+        poll_event events[set_type::wait_batch];
+        bool woken = false;
+        loop_hub* hub = set_.anchor().hub;  // read once a turn: null unless the program defers
+        int n = set_.poller().wait(events, set_type::wait_batch, time_.wait_ms(before_wait(hub)), woken);
+        if (n < 0) return n;
+        time_.tick();
+        if (set_.stop_requested(woken, [this](int fd) { acceptor_.admit(fd); })) begin_stop();
+        for (int i = 0; i < n; ++i) dispatch(events[i], hub);
+        set_.expire(time_.now_ms, [this](conn& c) { note(session_.on_deadline(c)); });
+        acceptor_.on_tick();
+        return n;
+    }
+
+    // For a driver other than run() (the test client): a connected descriptor served as if
+    // accepted, the clock, and closing what is left when it is done.
+    void admit(int fd) { acceptor_.admit(fd); }
+    Time& time() noexcept { return time_; }
+    void close_connections() { (void)close_all({}); }
 
     // Ends the loop's current wait; thread- and async-signal-safe. For single this is stop;
     // the other policies set their stop flag first (connection_set.hpp, stop_requested).
@@ -215,7 +231,7 @@ private:
 
     const options& opt_;
     set_type& set_;
-    loop_time time_;
+    Time time_;
     session<set_type> session_;
     acceptor<set_type> acceptor_;
     run_state state_ = run_state::serving;
