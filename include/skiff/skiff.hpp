@@ -63,5 +63,10 @@
 #include "skiff/server/middleware.hpp"
 #include "skiff/server/server.hpp"
 #include "skiff/async/deferred.hpp"
+#include "skiff/middleware/request_id.hpp"
+#include "skiff/middleware/cors.hpp"
+#include "skiff/middleware/security_headers.hpp"
+#include "skiff/middleware/concurrency_limit.hpp"
+#include "skiff/middleware/response_timer.hpp"
 
 #endif // SKIFF_SKIFF_HPP
