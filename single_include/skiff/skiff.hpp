@@ -3653,6 +3653,23 @@ struct response_access {
         return d;
     }
     static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+
+    // For fields checked once at start-up (the built-in middleware's): what header() would
+    // keep, and adding such a field without header()'s per-call checks.
+    static bool checkable_field(std::string_view name, std::string_view value) noexcept {
+        return response::valid_field(name, value) && !response::is_framing_field(name) &&
+               !iequals_lower(name, "content-type");
+    }
+    // name and value must pass checkable_field().
+    static void add_checked_field(response& r, std::string_view name, std::string_view value) {
+        if (r.sent_) {
+            r.late_header(name, value);
+            return;
+        }
+        std::size_t size = response::field_size(name, value);
+        response::put_field(r.out_->prepare(size), name, value);
+        r.out_->commit(size);
+    }
 };
 
 } // namespace detail
@@ -8929,6 +8946,7 @@ inline deferred::deferred(response& r) {
 #include <chrono>       // a clock reading mixed into the prefix
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
+#include <cstring>      // std::memcpy
 #include <random>       // std::random_device for the per-thread prefix
 #include <string_view>  // std::string_view
 
@@ -8954,32 +8972,37 @@ namespace detail {
 inline constexpr std::size_t hex_digits = 16;
 inline constexpr std::size_t generated_id_room = hex_digits + 1 + head_text::max_decimal_digits;
 
+// A thread's ids: its prefix, written out once, and its count.
 struct id_sequence {
-    std::uint64_t prefix;  // 0: not drawn yet on this thread
+    char prefix[hex_digits + 1];  // 16 hex digits and '-'; all zero until drawn
     std::uint64_t count;
 };
 
-inline std::uint64_t random_prefix() {
+inline std::uint64_t random_bits() {
     std::random_device device;
     std::uint64_t r = (std::uint64_t{device()} << 32) ^ device();
-    r ^= static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    return r != 0 ? r : 1;
+    return r ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+inline void draw_prefix(id_sequence& ids) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::uint64_t r = random_bits();
+    for (std::size_t i = 0; i < hex_digits; ++i) ids.prefix[i] = digits[(r >> (60 - 4 * i)) & 0xF];
+    ids.prefix[hex_digits] = '-';
 }
 
 // This thread's sequence: zero-initialised (no guard, no constructor), drawn on first use.
 inline id_sequence& thread_id_sequence() {
     static thread_local id_sequence ids{};
-    if (ids.prefix == 0) ids.prefix = random_prefix();
+    if (ids.prefix[0] == '\0') draw_prefix(ids);
     return ids;
 }
 
 // The next id of this thread, written in room.
 inline std::string_view generate_request_id(char (&room)[generated_id_room]) {
     id_sequence& ids = thread_id_sequence();
-    static constexpr char digits[] = "0123456789abcdef";
-    for (std::size_t i = 0; i < hex_digits; ++i) room[i] = digits[(ids.prefix >> (60 - 4 * i)) & 0xF];
-    room[hex_digits] = '-';
-    char* end = put_decimal(room + hex_digits + 1, ++ids.count);
+    std::memcpy(room, ids.prefix, sizeof ids.prefix);  // a constant size: inline moves
+    char* end = put_decimal(room + sizeof ids.prefix, ++ids.count);
     return {room, static_cast<std::size_t>(end - room)};
 }
 
@@ -9007,7 +9030,7 @@ inline middleware request_id() {
         char room[detail::generated_id_room];
         std::string_view id = req.header("x-request-id");
         if (!valid_request_id(id)) id = detail::generate_request_id(room);
-        res.header("X-Request-Id", id);
+        detail::response_access::add_checked_field(res, "X-Request-Id", id);  // id: visible ASCII
         detail::request_id_scope scope(req, id);
         go();
     };
@@ -9076,21 +9099,39 @@ namespace detail {
 class cors_policy {
 public:
     explicit cors_policy(cors_options o)
-        : opt_(std::move(o)), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
+        : opt_(checked(std::move(o))), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
           max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {}
 
     void serve(request& req, response& res, const next& go) const {
-        if (!any_) res.header("Vary", "Origin");
+        if (!any_) add(res, "Vary", "Origin");
         std::string_view allowed = allow_origin(req.header("origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))
             return answer_preflight(req, res, allowed);
         mark(res, allowed);
-        if (!opt_.expose_headers.empty()) res.header("Access-Control-Expose-Headers", opt_.expose_headers);
+        if (!opt_.expose_headers.empty()) add(res, "Access-Control-Expose-Headers", opt_.expose_headers);
         go();
     }
 
 private:
+    // Every field this writes is checked here, once, or comes from the request (whose field
+    // values the parser admitted: no CR, LF or NUL), so a request pays only the copies. An
+    // origin or a list that header() would refuse is dropped.
+    static cors_options checked(cors_options o) {
+        auto fits = [](std::string_view value) { return response_access::checkable_field("Vary", value); };
+        std::vector<std::string> origins;
+        for (std::string& origin : o.origins)
+            if (fits(origin)) origins.push_back(std::move(origin));
+        o.origins = std::move(origins);
+        for (std::string* list : {&o.methods, &o.headers, &o.expose_headers})
+            if (!fits(*list)) list->clear();
+        return o;
+    }
+
+    static void add(response& res, std::string_view name, std::string_view value) {
+        response_access::add_checked_field(res, name, value);
+    }
+
     // The Access-Control-Allow-Origin value for origin; empty when it is not allowed.
     std::string_view allow_origin(std::string_view origin) const noexcept {
         if (origin.empty()) return {};
@@ -9101,18 +9142,18 @@ private:
     }
 
     void mark(response& res, std::string_view allowed) const {
-        res.header("Access-Control-Allow-Origin", allowed);
-        if (opt_.credentials == cors_credentials::allowed) res.header("Access-Control-Allow-Credentials", "true");
+        add(res, "Access-Control-Allow-Origin", allowed);
+        if (opt_.credentials == cors_credentials::allowed) add(res, "Access-Control-Allow-Credentials", "true");
     }
 
     void answer_preflight(const request& req, response& res, std::string_view allowed) const {
         res.status(204);
         mark(res, allowed);
-        res.header("Access-Control-Allow-Methods", opt_.methods);
+        if (!opt_.methods.empty()) add(res, "Access-Control-Allow-Methods", opt_.methods);
         std::string_view headers = opt_.headers;
         if (headers.empty()) headers = req.header("access-control-request-headers");
-        if (!headers.empty()) res.header("Access-Control-Allow-Headers", headers);
-        if (!max_age_.empty()) res.header("Access-Control-Max-Age", max_age_);
+        if (!headers.empty()) add(res, "Access-Control-Allow-Headers", headers);
+        if (!max_age_.empty()) add(res, "Access-Control-Max-Age", max_age_);
         res.end();
     }
 
@@ -9149,7 +9190,7 @@ inline middleware cors(cors_options o) {
 //                                         "; includeSubDomains" when asked. RFC 6797 §7.2: a
 //                                         browser ignores it over plain HTTP, so set it only
 //                                         where clients reach the server through TLS.
-// The fields are composed once, at start-up; a request pays one header() per field.
+// The fields are composed and checked once, at start-up; a request pays only their copy.
 //
 // Not here: Content-Security-Policy (it depends on the pages; set it with res.header()).
 #ifndef SKIFF_MIDDLEWARE_SECURITY_HEADERS_HPP
@@ -9182,6 +9223,8 @@ namespace detail {
 
 using field_list = std::vector<std::pair<std::string, std::string>>;
 
+// The fields to write, each checked here once (a value with CR, LF or NUL is left out, as
+// header() would leave it), so a request pays only their copy.
 inline field_list security_fields(const security_options& o) {
     field_list fields{{"X-Content-Type-Options", "nosniff"}};
     if (!o.frame_options.empty()) fields.emplace_back("X-Frame-Options", o.frame_options);
@@ -9191,7 +9234,10 @@ inline field_list security_fields(const security_options& o) {
         if (o.hsts->subdomains == hsts_subdomains::included) value += "; includeSubDomains";
         fields.emplace_back("Strict-Transport-Security", std::move(value));
     }
-    return fields;
+    field_list kept;
+    for (auto& f : fields)
+        if (response_access::checkable_field(f.first, f.second)) kept.push_back(std::move(f));
+    return kept;
 }
 
 } // namespace detail
@@ -9199,7 +9245,7 @@ inline field_list security_fields(const security_options& o) {
 inline middleware security_headers(const security_options& o = {}) {
     auto fields = std::make_shared<const detail::field_list>(detail::security_fields(o));
     return [fields](request&, response& res, const next& go) {
-        for (const auto& f : *fields) res.header(f.first, f.second);
+        for (const auto& f : *fields) detail::response_access::add_checked_field(res, f.first, f.second);
         go();
     };
 }
@@ -9364,8 +9410,8 @@ inline middleware response_timer(timer_field f = timer_field::server_timing) {
         auto took = std::chrono::steady_clock::now() - start;
         auto micros = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
         char room[detail::timer_value_room];
-        res.header(f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time",
-                   detail::format_millis(room, micros, f));
+        std::string_view name = f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
+        detail::response_access::add_checked_field(res, name, detail::format_millis(room, micros, f));
     };
 }
 

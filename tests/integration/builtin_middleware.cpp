@@ -358,3 +358,36 @@ TEST_CASE("built-ins compose: all five on one app, a HEAD answer gets them too")
     CHECK(head.find("Server-Timing: app;dur=") != std::string::npos);
     CHECK(head.find("Content-Length: 3\r\n") != std::string::npos);
 }
+
+TEST_CASE("options that would split a response are dropped at start-up") {
+    skiff::security_options o;
+    o.frame_options = "DENY\r\nSet-Cookie: stolen=1";
+    skiff::cors_options c;
+    c.origins = {"https://app.example\r\nX-Injected: 1", app_origin};
+    c.expose_headers = "X-A\nX-B";
+    running_server<skiff::single> srv([&](skiff::server& app) {
+        app.use(skiff::security_headers(o));
+        app.use(skiff::cors(c));
+        app.get("/", [](request&, skiff::response& res) { res.text("x"); });
+    });
+    reply r = one(srv.port(), get("/", "Origin: https://app.example\r\n"));
+    CHECK(r.status == 200);
+    CHECK(r.header("X-Frame-Options").empty());
+    CHECK(r.header("Set-Cookie").empty());
+    CHECK(r.header("X-Injected").empty());
+    CHECK(r.header("X-Content-Type-Options") == "nosniff");
+    CHECK(r.header("Access-Control-Allow-Origin") == app_origin);
+    CHECK(r.header("Access-Control-Expose-Headers").empty());
+}
+
+TEST_CASE("a handler that sends nothing still gets the built-ins' fields") {
+    running_server<skiff::single> srv([](skiff::server& app) {
+        app.use(skiff::response_timer(skiff::timer_field::response_time));
+        app.use(skiff::request_id());
+        app.get("/quiet", [](request&, skiff::response& res) { res.status(202); });
+    });
+    reply r = one(srv.port(), get("/quiet"));
+    CHECK(r.status == 202);
+    CHECK_FALSE(r.header("X-Request-Id").empty());
+    CHECK_FALSE(r.header("X-Response-Time").empty());
+}

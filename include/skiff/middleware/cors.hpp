@@ -60,21 +60,39 @@ namespace detail {
 class cors_policy {
 public:
     explicit cors_policy(cors_options o)
-        : opt_(std::move(o)), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
+        : opt_(checked(std::move(o))), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
           max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {}
 
     void serve(request& req, response& res, const next& go) const {
-        if (!any_) res.header("Vary", "Origin");
+        if (!any_) add(res, "Vary", "Origin");
         std::string_view allowed = allow_origin(req.header("origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))
             return answer_preflight(req, res, allowed);
         mark(res, allowed);
-        if (!opt_.expose_headers.empty()) res.header("Access-Control-Expose-Headers", opt_.expose_headers);
+        if (!opt_.expose_headers.empty()) add(res, "Access-Control-Expose-Headers", opt_.expose_headers);
         go();
     }
 
 private:
+    // Every field this writes is checked here, once, or comes from the request (whose field
+    // values the parser admitted: no CR, LF or NUL), so a request pays only the copies. An
+    // origin or a list that header() would refuse is dropped.
+    static cors_options checked(cors_options o) {
+        auto fits = [](std::string_view value) { return response_access::checkable_field("Vary", value); };
+        std::vector<std::string> origins;
+        for (std::string& origin : o.origins)
+            if (fits(origin)) origins.push_back(std::move(origin));
+        o.origins = std::move(origins);
+        for (std::string* list : {&o.methods, &o.headers, &o.expose_headers})
+            if (!fits(*list)) list->clear();
+        return o;
+    }
+
+    static void add(response& res, std::string_view name, std::string_view value) {
+        response_access::add_checked_field(res, name, value);
+    }
+
     // The Access-Control-Allow-Origin value for origin; empty when it is not allowed.
     std::string_view allow_origin(std::string_view origin) const noexcept {
         if (origin.empty()) return {};
@@ -85,18 +103,18 @@ private:
     }
 
     void mark(response& res, std::string_view allowed) const {
-        res.header("Access-Control-Allow-Origin", allowed);
-        if (opt_.credentials == cors_credentials::allowed) res.header("Access-Control-Allow-Credentials", "true");
+        add(res, "Access-Control-Allow-Origin", allowed);
+        if (opt_.credentials == cors_credentials::allowed) add(res, "Access-Control-Allow-Credentials", "true");
     }
 
     void answer_preflight(const request& req, response& res, std::string_view allowed) const {
         res.status(204);
         mark(res, allowed);
-        res.header("Access-Control-Allow-Methods", opt_.methods);
+        if (!opt_.methods.empty()) add(res, "Access-Control-Allow-Methods", opt_.methods);
         std::string_view headers = opt_.headers;
         if (headers.empty()) headers = req.header("access-control-request-headers");
-        if (!headers.empty()) res.header("Access-Control-Allow-Headers", headers);
-        if (!max_age_.empty()) res.header("Access-Control-Max-Age", max_age_);
+        if (!headers.empty()) add(res, "Access-Control-Allow-Headers", headers);
+        if (!max_age_.empty()) add(res, "Access-Control-Max-Age", max_age_);
         res.end();
     }
 

@@ -29,6 +29,7 @@
 #include <chrono>       // a clock reading mixed into the prefix
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
+#include <cstring>      // std::memcpy
 #include <random>       // std::random_device for the per-thread prefix
 #include <string_view>  // std::string_view
 
@@ -54,32 +55,37 @@ namespace detail {
 inline constexpr std::size_t hex_digits = 16;
 inline constexpr std::size_t generated_id_room = hex_digits + 1 + head_text::max_decimal_digits;
 
+// A thread's ids: its prefix, written out once, and its count.
 struct id_sequence {
-    std::uint64_t prefix;  // 0: not drawn yet on this thread
+    char prefix[hex_digits + 1];  // 16 hex digits and '-'; all zero until drawn
     std::uint64_t count;
 };
 
-inline std::uint64_t random_prefix() {
+inline std::uint64_t random_bits() {
     std::random_device device;
     std::uint64_t r = (std::uint64_t{device()} << 32) ^ device();
-    r ^= static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    return r != 0 ? r : 1;
+    return r ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+inline void draw_prefix(id_sequence& ids) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::uint64_t r = random_bits();
+    for (std::size_t i = 0; i < hex_digits; ++i) ids.prefix[i] = digits[(r >> (60 - 4 * i)) & 0xF];
+    ids.prefix[hex_digits] = '-';
 }
 
 // This thread's sequence: zero-initialised (no guard, no constructor), drawn on first use.
 inline id_sequence& thread_id_sequence() {
     static thread_local id_sequence ids{};
-    if (ids.prefix == 0) ids.prefix = random_prefix();
+    if (ids.prefix[0] == '\0') draw_prefix(ids);
     return ids;
 }
 
 // The next id of this thread, written in room.
 inline std::string_view generate_request_id(char (&room)[generated_id_room]) {
     id_sequence& ids = thread_id_sequence();
-    static constexpr char digits[] = "0123456789abcdef";
-    for (std::size_t i = 0; i < hex_digits; ++i) room[i] = digits[(ids.prefix >> (60 - 4 * i)) & 0xF];
-    room[hex_digits] = '-';
-    char* end = put_decimal(room + hex_digits + 1, ++ids.count);
+    std::memcpy(room, ids.prefix, sizeof ids.prefix);  // a constant size: inline moves
+    char* end = put_decimal(room + sizeof ids.prefix, ++ids.count);
     return {room, static_cast<std::size_t>(end - room)};
 }
 
@@ -107,7 +113,7 @@ inline middleware request_id() {
         char room[detail::generated_id_room];
         std::string_view id = req.header("x-request-id");
         if (!valid_request_id(id)) id = detail::generate_request_id(room);
-        res.header("X-Request-Id", id);
+        detail::response_access::add_checked_field(res, "X-Request-Id", id);  // id: visible ASCII
         detail::request_id_scope scope(req, id);
         go();
     };

@@ -59,8 +59,8 @@ inline middleware response_timer(timer_field f = timer_field::server_timing) {
         auto took = std::chrono::steady_clock::now() - start;
         auto micros = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
         char room[detail::timer_value_room];
-        res.header(f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time",
-                   detail::format_millis(room, micros, f));
+        std::string_view name = f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
+        detail::response_access::add_checked_field(res, name, detail::format_millis(room, micros, f));
     };
 }
 

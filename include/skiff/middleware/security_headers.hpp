@@ -14,7 +14,7 @@
 //                                         "; includeSubDomains" when asked. RFC 6797 §7.2: a
 //                                         browser ignores it over plain HTTP, so set it only
 //                                         where clients reach the server through TLS.
-// The fields are composed once, at start-up; a request pays one header() per field.
+// The fields are composed and checked once, at start-up; a request pays only their copy.
 //
 // Not here: Content-Security-Policy (it depends on the pages; set it with res.header()).
 #ifndef SKIFF_MIDDLEWARE_SECURITY_HEADERS_HPP
@@ -50,6 +50,8 @@ namespace detail {
 
 using field_list = std::vector<std::pair<std::string, std::string>>;
 
+// The fields to write, each checked here once (a value with CR, LF or NUL is left out, as
+// header() would leave it), so a request pays only their copy.
 inline field_list security_fields(const security_options& o) {
     field_list fields{{"X-Content-Type-Options", "nosniff"}};
     if (!o.frame_options.empty()) fields.emplace_back("X-Frame-Options", o.frame_options);
@@ -59,7 +61,10 @@ inline field_list security_fields(const security_options& o) {
         if (o.hsts->subdomains == hsts_subdomains::included) value += "; includeSubDomains";
         fields.emplace_back("Strict-Transport-Security", std::move(value));
     }
-    return fields;
+    field_list kept;
+    for (auto& f : fields)
+        if (response_access::checkable_field(f.first, f.second)) kept.push_back(std::move(f));
+    return kept;
 }
 
 } // namespace detail
@@ -67,7 +72,7 @@ inline field_list security_fields(const security_options& o) {
 inline middleware security_headers(const security_options& o = {}) {
     auto fields = std::make_shared<const detail::field_list>(detail::security_fields(o));
     return [fields](request&, response& res, const next& go) {
-        for (const auto& f : *fields) res.header(f.first, f.second);
+        for (const auto& f : *fields) detail::response_access::add_checked_field(res, f.first, f.second);
         go();
     };
 }
