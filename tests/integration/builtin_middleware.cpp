@@ -223,6 +223,7 @@ TEST_CASE("cors: any origin is *, unless credentials are allowed; echoed request
     reply c = one(cred.port(), get("/data", "Origin: https://anyone.example\r\n"));
     CHECK(c.header("Access-Control-Allow-Origin") == "https://anyone.example");
     CHECK(c.header("Access-Control-Allow-Credentials") == "true");
+    CHECK(c.header("Vary") == "Origin");
 }
 
 TEST_CASE("cors under a prefix marks only the routes there") {
@@ -390,4 +391,22 @@ TEST_CASE("a handler that sends nothing still gets the built-ins' fields") {
     CHECK(r.status == 202);
     CHECK_FALSE(r.header("X-Request-Id").empty());
     CHECK_FALSE(r.header("X-Response-Time").empty());
+}
+
+TEST_CASE("pipelined: a preflight and timed answers in one read keep their bodies apart") {
+    running_server<skiff::single> srv([](skiff::server& app) {
+        app.use(skiff::response_timer());
+        app.use(skiff::cors(listed_origins()));
+        app.get("/data", [](request&, skiff::response& res) { res.json("{\"n\":1}"); });
+    });
+    client c(srv.port());
+    c.send(get("/data", "Origin: https://app.example\r\n") + preflight("/data", app_origin) + get("/data"));
+    auto rs = read_responses(c, 3);
+    REQUIRE(rs.size() == 3);
+    CHECK(rs[0].body == "{\"n\":1}");
+    CHECK(rs[1].status == 204);
+    CHECK(rs[1].header("Access-Control-Allow-Methods") == "GET, POST");
+    CHECK(rs[2].body == "{\"n\":1}");
+    for (const reply& r : rs) CHECK_FALSE(r.header("Server-Timing").empty());
+    CHECK_FALSE(has_cors_field(rs[2]));
 }

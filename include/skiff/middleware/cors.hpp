@@ -10,8 +10,9 @@
 // "*", so the origin is echoed), Access-Control-Allow-Credentials: true when credentials are
 // allowed, and Access-Control-Expose-Headers when expose_headers is set. Origins compare
 // exactly, as browsers send them ("https://app.example", no path, no trailing slash).
-// With a list of origins every answer says Vary: Origin, allowed or not, so a cache keeps
-// one answer per origin. Other origins, and requests without Origin, get no CORS field.
+// With a list of origins, or with credentials, every answer says Vary: Origin, allowed or
+// not, so a cache keeps one answer per origin. Other origins, and requests without Origin,
+// get no CORS field.
 //
 // A preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin
 // is answered here, 204 without calling next(): Allow-Origin as above, Allow-Methods
@@ -64,7 +65,8 @@ public:
           max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {}
 
     void serve(request& req, response& res, const next& go) const {
-        if (!any_) add(res, "Vary", "Origin");
+        bool echoes_origin = !any_ || opt_.credentials == cors_credentials::allowed;
+        if (echoes_origin) add(res, "Vary", "Origin");  // the answer differs per origin
         std::string_view allowed = allow_origin(req.header("origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))

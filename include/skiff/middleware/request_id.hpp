@@ -16,7 +16,8 @@
 // set before next() and restored after, so a handler on a route without request_id() sees an
 // empty view, and a deferred answer must copy the id before the handler returns. The field
 // is written before next(), so it is on every answer of the chain, early ones (401) included.
-// The cost: one header lookup, and for a generated id a few dozen instructions of formatting.
+// Measured alone on a hello route: +386 instructions a request, generating the id
+// (tools/bench/middleware_counts.py); most of it is the chain and the general head writer.
 //
 // Not here: other header names; passing the id on to outgoing calls.
 #ifndef SKIFF_MIDDLEWARE_REQUEST_ID_HPP

@@ -14,7 +14,8 @@
 //                                         "; includeSubDomains" when asked. RFC 6797 §7.2: a
 //                                         browser ignores it over plain HTTP, so set it only
 //                                         where clients reach the server through TLS.
-// The fields are composed and checked once, at start-up; a request pays only their copy.
+// The fields are composed and checked once, at start-up; a request pays only their copy
+// (measured alone on a hello route: +403 instructions, tools/bench/middleware_counts.py).
 //
 // Not here: Content-Security-Policy (it depends on the pages; set it with res.header()).
 #ifndef SKIFF_MIDDLEWARE_SECURITY_HEADERS_HPP
