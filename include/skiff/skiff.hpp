@@ -70,5 +70,10 @@
 #include "skiff/testing/test_response.hpp"
 #include "skiff/testing/test_loop.hpp"
 #include "skiff/testing/test_client.hpp"
+#include "skiff/middleware/request_id.hpp"
+#include "skiff/middleware/cors.hpp"
+#include "skiff/middleware/security_headers.hpp"
+#include "skiff/middleware/concurrency_limit.hpp"
+#include "skiff/middleware/response_timer.hpp"
 
 #endif // SKIFF_SKIFF_HPP

@@ -116,7 +116,7 @@ def costs_by_file(out):
     return costs
 
 
-def instructions(binary, total, request, depth, by_file=False):
+def instructions(binary, total, request, depth, by_file=False, send=send_requests):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         port = free_port()
@@ -126,7 +126,7 @@ def instructions(binary, total, request, depth, by_file=False):
         try:
             if not wait_listening(port, proc, timeout=60.0):  # valgrind starts slowly
                 raise RuntimeError("the server did not start listening")
-            send_requests(port, total, request, depth)
+            send(port, total, request, depth)
         finally:
             proc.send_signal(2)  # SIGINT: contract_app stops cleanly, callgrind writes its file
             try:
@@ -165,12 +165,12 @@ def per_request(binary, request, depth):
     return (b - a) / (N2 - N1)
 
 
-def build():
+def build(target="contract_app"):
     build_dir = os.path.join(ROOT, "build", "bench-counts")
     subprocess.check_call(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CXX_FLAGS=-g",
                            "-DSKIFF_BUILD_TESTS=OFF"], stdout=subprocess.DEVNULL)
-    subprocess.check_call(["cmake", "--build", build_dir, "--target", "contract_app"], stdout=subprocess.DEVNULL)
-    return os.path.join(build_dir, "tools", "bench", "contract_app")
+    subprocess.check_call(["cmake", "--build", build_dir, "--target", target], stdout=subprocess.DEVNULL)
+    return os.path.join(build_dir, "tools", "bench", target)
 
 
 def main():

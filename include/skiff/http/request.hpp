@@ -135,6 +135,9 @@ private:
     std::vector<query_pair> query_pairs_;
     std::string form_arena_;
     std::vector<query_pair> form_pairs_;
+    // Set by the request_id() middleware while the rest of its chain runs, empty otherwise
+    // (server/builtin_middleware.hpp); never touched per request by the loop.
+    std::string_view request_id_;
     bool query_parsed_ = false;
     bool form_parsed_ = false;
 };
@@ -151,6 +154,8 @@ struct request_access {
     static request_head& head(request& r) noexcept { return r.head_; }
     static header_field* fields(request& r) noexcept { return r.fields_.data(); }
     static route_params& params(request& r) noexcept { return r.params_; }
+    static std::string_view& request_id(request& r) noexcept { return r.request_id_; }
+    static std::string_view request_id(const request& r) noexcept { return r.request_id_; }
 
     // Ready for a new message: drops decoded data from the last one.
     static void reset(request& r) noexcept {

@@ -492,6 +492,23 @@ struct response_access {
         return d;
     }
     static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+
+    // For fields checked once at start-up (the built-in middleware's): what header() would
+    // keep, and adding such a field without header()'s per-call checks.
+    static bool checkable_field(std::string_view name, std::string_view value) noexcept {
+        return response::valid_field(name, value) && !response::is_framing_field(name) &&
+               !iequals_lower(name, "content-type");
+    }
+    // name and value must pass checkable_field().
+    static void add_checked_field(response& r, std::string_view name, std::string_view value) {
+        if (r.sent_) {
+            r.late_header(name, value);
+            return;
+        }
+        std::size_t size = response::field_size(name, value);
+        response::put_field(r.out_->prepare(size), name, value);
+        r.out_->commit(size);
+    }
 };
 
 } // namespace detail

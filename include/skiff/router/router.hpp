@@ -86,6 +86,9 @@ public:
     // the Allow field are already set when they run.
     void on_not_found(handler h) { not_found_ = std::move(h); }
     void on_method_not_allowed(handler h) { not_allowed_ = std::move(h); }
+    // The automatic OPTIONS answer (204, Allow set) through h instead: the server passes it
+    // the app-wide middleware, so a CORS preflight needs no OPTIONS route.
+    void on_automatic_options(handler h) { automatic_options_ = std::move(h); }
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
@@ -115,7 +118,10 @@ public:
             return not_found_ ? not_found_(req, res) : res.text("Not Found\n");
         }
         write_allow(res, asterisk ? trie_.all_methods() : m.allowed, req.path());
-        if (req.verb() == method::options) return res.status(204).end();
+        if (req.verb() == method::options) {
+            res.status(204);
+            return automatic_options_ ? automatic_options_(req, res) : res.end();
+        }
         res.status(405);
         return not_allowed_ ? not_allowed_(req, res) : res.text("Method Not Allowed\n");
     }
@@ -187,6 +193,7 @@ private:
     std::vector<handler> handlers_;
     handler not_found_;
     handler not_allowed_;
+    handler automatic_options_;
     trailing_slash slash_ = trailing_slash::distinct;
 };
 

@@ -15,7 +15,8 @@
 // route() composes the middleware in force into one fixed sequence for that route. A route with
 // none keeps its handler as it is, so a program that registers no middleware runs exactly the
 // code it ran before (the contract app's instruction counts do not move). App-wide middleware
-// (no prefix) also wraps the 404 and 405 answers.
+// (no prefix) also wraps the 404 and 405 answers and the automatic OPTIONS answer (204 with
+// Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
 //
 // Not here: the request path is not matched against prefixes per request (the route's pattern
 // was, at registration); a middleware added after a route does not reach it.

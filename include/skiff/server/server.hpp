@@ -72,7 +72,7 @@ public:
     }
 
     // Middleware (server/middleware.hpp) for the routes registered after this call: all of
-    // them, and the 404 and 405 answers; or those whose pattern lies under prefix ("/api").
+    // them, and the 404, 405 and automatic OPTIONS answers; or those whose pattern lies under prefix ("/api").
     basic_server& use(middleware m) { return use("", std::move(m)); }
     basic_server& use(std::string prefix, middleware m) {
         middleware_.add(std::move(prefix), std::move(m));
@@ -203,11 +203,13 @@ public:
 private:
     enum class listening : std::uint8_t { none, some };
 
-    // The router's 404 and 405 answers, behind the app-wide middleware when there is some.
+    // The router's 404 and 405 answers and its automatic OPTIONS, behind the app-wide
+    // middleware when there is some.
     void wrap_fallbacks() {
         if (!middleware_.has_app_wide()) {
             router_.on_not_found(not_found_);
             router_.on_method_not_allowed(not_allowed_);
+            router_.on_automatic_options(nullptr);
             return;
         }
         auto or_text = [](const handler& h, const char* text) -> handler {
@@ -216,6 +218,7 @@ private:
         };
         router_.on_not_found(middleware_.wrap_app(or_text(not_found_, "Not Found\n")));
         router_.on_method_not_allowed(middleware_.wrap_app(or_text(not_allowed_, "Method Not Allowed\n")));
+        router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
     }
 
     std::error_code note(std::error_code ec) noexcept {

@@ -1,0 +1,99 @@
+// The concurrency limit built-in: at most N requests inside the chain behind it at once;
+// beyond that, 503 with Retry-After: 1 at once, without running the handler.
+//
+//   app.use(skiff::concurrency_limit<skiff::shared>(64));  // the server's own policy
+//
+// What counts: a request from the moment it enters this middleware until next() returns
+// (the rest of the chain and the handler, thrown out of or not). A deferred answer counts
+// until its handler returns, not until it completes: the limit bounds the handler threads
+// busy, not the work handed elsewhere. Under `single` one handler runs at a time, so the
+// limit bites only with n = 0 (a switch that sheds everything); it is for `sharded` (the
+// count is over all loops) and `shared`.
+//
+// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise;
+// the Policy argument must be the server's (basic_server<Policy>), or a derived one.
+//
+// Not here: queueing beyond the limit; per-route or per-client limits.
+#ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
+#define SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
+
+#include "skiff/http/request.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/server/middleware.hpp"
+#include "skiff/server/policy.hpp"
+
+#include <atomic>       // the count, under the threaded policies only
+#include <cstddef>      // std::size_t
+#include <memory>       // std::shared_ptr: the count, shared by every copy
+#include <type_traits>  // std::conditional_t
+
+namespace skiff {
+namespace detail {
+
+enum class admission : unsigned char { admitted, refused };
+
+template <class Policy>
+class in_flight_count {
+    using count = std::conditional_t<is_single<Policy>, std::size_t, std::atomic<std::size_t>>;
+
+public:
+    explicit in_flight_count(std::size_t limit) noexcept : limit_(limit) {}
+
+    admission enter() noexcept {
+        if constexpr (is_single<Policy>) {
+            if (now_ >= limit_) return admission::refused;
+            ++now_;
+        } else {
+            // Relaxed: the count orders nothing else; fetch_add makes each slot taken once.
+            if (now_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
+                now_.fetch_sub(1, std::memory_order_relaxed);
+                return admission::refused;
+            }
+        }
+        return admission::admitted;
+    }
+    void leave() noexcept {
+        if constexpr (is_single<Policy>) {
+            --now_;
+        } else {
+            now_.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+
+private:
+    count now_{0};
+    std::size_t limit_;
+};
+
+// Leaves the count when the chain returns or throws.
+template <class Policy>
+class in_flight_slot {
+public:
+    explicit in_flight_slot(in_flight_count<Policy>& c) noexcept : count_(c) {}
+    in_flight_slot(const in_flight_slot&) = delete;
+    in_flight_slot& operator=(const in_flight_slot&) = delete;
+    ~in_flight_slot() { count_.leave(); }
+
+private:
+    in_flight_count<Policy>& count_;
+};
+
+} // namespace detail
+
+template <class Policy = single>
+middleware concurrency_limit(std::size_t n) {
+    static_assert(detail::is_policy<Policy>, "skiff::concurrency_limit<Policy>: the server's policy");
+    auto count = std::make_shared<detail::in_flight_count<Policy>>(n);
+    return [count](request&, response& res, const next& go) {
+        if (count->enter() == detail::admission::refused) {
+            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+            return;
+        }
+        detail::in_flight_slot<Policy> slot(*count);
+        go();
+    };
+}
+
+} // namespace skiff
+
+#endif // SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP

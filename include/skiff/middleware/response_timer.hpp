@@ -1,0 +1,69 @@
+// The response timer built-in: how long the chain behind it took, as a field added after
+// the handler ran.
+//
+//   app.use(skiff::response_timer());                                  // Server-Timing: app;dur=1.234
+//   app.use(skiff::response_timer(skiff::timer_field::response_time)); // X-Response-Time: 1.234ms
+//
+// The time is in milliseconds with three decimals (microsecond resolution), measured on the
+// steady clock from entering this middleware to next() returning: the rest of the chain and
+// the handler, not the parse before nor the write after. Register it first to time the most.
+// The field is added late (response.hpp: inserted into the head already written), so it is
+// on plain and streamed answers; a deferred answer's head is written when it completes, and
+// a late field is dropped from it, as is this one.
+//
+// Not here: several Server-Timing metrics; the time to the last byte (see the access log).
+#ifndef SKIFF_MIDDLEWARE_RESPONSE_TIMER_HPP
+#define SKIFF_MIDDLEWARE_RESPONSE_TIMER_HPP
+
+#include "skiff/http/request.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/server/middleware.hpp"
+
+#include <chrono>       // std::chrono::steady_clock
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t, std::uint8_t
+#include <string_view>  // std::string_view
+
+namespace skiff {
+
+enum class timer_field : std::uint8_t {
+    server_timing,  // Server-Timing: app;dur=1.234 (W3C Server Timing; browsers show it)
+    response_time,  // X-Response-Time: 1.234ms
+};
+
+namespace detail {
+
+inline constexpr std::string_view server_timing_prefix = "app;dur=";
+inline constexpr std::string_view millis_suffix = "ms";
+inline constexpr std::size_t timer_value_room = server_timing_prefix.size() + head_text::max_decimal_digits + 4;
+
+// "<prefix><ms>.<3 digits><suffix>" in room.
+inline std::string_view format_millis(char (&room)[timer_value_room], std::uint64_t micros, timer_field f) {
+    char* p = f == timer_field::server_timing ? put(room, server_timing_prefix) : room;
+    p = put_decimal(p, micros / 1000);
+    std::uint64_t frac = micros % 1000;
+    *p++ = '.';
+    *p++ = static_cast<char>('0' + frac / 100);
+    *p++ = static_cast<char>('0' + frac / 10 % 10);
+    *p++ = static_cast<char>('0' + frac % 10);
+    if (f == timer_field::response_time) p = put(p, millis_suffix);
+    return {room, static_cast<std::size_t>(p - room)};
+}
+
+} // namespace detail
+
+inline middleware response_timer(timer_field f = timer_field::server_timing) {
+    return [f](request&, response& res, const next& go) {
+        auto start = std::chrono::steady_clock::now();
+        go();
+        auto took = std::chrono::steady_clock::now() - start;
+        auto micros = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+        char room[detail::timer_value_room];
+        std::string_view name = f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
+        detail::response_access::add_checked_field(res, name, detail::format_millis(room, micros, f));
+    };
+}
+
+} // namespace skiff
+
+#endif // SKIFF_MIDDLEWARE_RESPONSE_TIMER_HPP

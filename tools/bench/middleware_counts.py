@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Instructions per request with middleware, counted exactly with callgrind.
+
+Prints two tables for tools/bench/README.md: the ullun-api five scenarios (GET /hello,
+GET /json, GET /users/:id, POST /echo, and GET /private behind request id + bearer auth +
+a logger), and each built-in middleware alone on a hello route, beside the bare hello.
+
+Method as tools/bench/counts.py: middleware_app runs under `valgrind --tool=callgrind`
+twice, serving N1 and then N2 requests over 8 keep-alive connections, one request per
+write; (Ir(N2) - Ir(N1)) / (N2 - N1) is what one request costs in user space.
+
+    tools/bench/middleware_counts.py                  # build build/bench-counts, print the tables
+    tools/bench/middleware_counts.py --binary PATH    # an already built middleware_app
+    tools/bench/middleware_counts.py --only hello,private
+
+Needs valgrind, cmake and a C++ compiler (tools/bench/install.sh installs them).
+"""
+import argparse
+import os
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import counts  # noqa: E402  (its callgrind runner and build)
+
+HEAD = b"Host: localhost\r\nUser-Agent: nreq\r\nAccept: */*\r\n"
+
+
+def get(path, extra=b""):
+    return b"GET " + path + b" HTTP/1.1\r\n" + HEAD + extra + b"\r\n"
+
+
+BODY = b'{"name":"skiff","n":1}'
+ECHO = (b"POST /echo HTTP/1.1\r\n" + HEAD + b"Content-Type: application/json\r\nContent-Length: "
+        + str(len(BODY)).encode() + b"\r\n\r\n" + BODY)
+
+# (name, what it measures, request)
+SCENARIOS = [
+    ("hello", "GET /hello, text", get(b"/hello")),
+    ("json", "GET /json", get(b"/json")),
+    ("param", "GET /users/:id", get(b"/users/42")),
+    ("post", "POST /echo, 22 B JSON body", ECHO),
+    ("private", "GET /private: request id + bearer auth + logger", get(b"/private", b"Authorization: Bearer secret\r\n")),
+]
+BUILTINS = [
+    ("hello", "none (GET /hello)", get(b"/hello")),
+    ("rid", "request_id() (generates the id)", get(b"/rid/hello")),
+    ("cors", "cors() (allowed Origin)", get(b"/cors/hello", b"Origin: https://app.example\r\n")),
+    ("sec", "security_headers() (defaults)", get(b"/sec/hello")),
+    ("limit", "concurrency_limit<single>(1024)", get(b"/limit/hello")),
+    ("timer", "response_timer() (Server-Timing)", get(b"/timer/hello")),
+]
+CONNECTIONS = counts.CONNECTIONS
+N1, N2 = counts.N1, counts.N2
+
+
+def complete_responses(data):
+    """How many whole Content-Length-framed responses data holds."""
+    count, off = 0, 0
+    while True:
+        end = data.find(b"\r\n\r\n", off)
+        if end < 0:
+            return count
+        head = data[off:end].lower()
+        at = head.find(b"\r\ncontent-length: ")
+        length = int(head[at + 18:].split(b"\r\n", 1)[0]) if at >= 0 else 0
+        if end + 4 + length > len(data):
+            return count
+        off = end + 4 + length
+        count += 1
+
+
+def send_requests(port, total, request, depth):
+    """Sends `total` requests over CONNECTIONS connections, one per write (depth is 1),
+    reading each answer, which must be a 200, before the next."""
+    assert depth == 1
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(CONNECTIONS)]
+    for c in conns:
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent = 0
+    while sent < total:
+        for c in conns:
+            if sent == total:
+                break
+            c.sendall(request)
+            data = b""
+            while complete_responses(data) < 1:
+                chunk = c.recv(65536)
+                if not chunk:
+                    raise RuntimeError("the server closed a connection")
+                data += chunk
+            if b" 200 OK\r\n" not in data[:20]:
+                raise RuntimeError("not a 200: " + data[:200].decode(errors="replace"))
+            sent += 1
+    for c in conns:
+        c.close()
+
+
+def per_request(binary, request):
+    a = counts.instructions(binary, N1, request, 1, send=send_requests)
+    b = counts.instructions(binary, N2, request, 1, send=send_requests)
+    return (b - a) / (N2 - N1)
+
+
+def table(binary, rows, title, only, baseline=None):
+    print(f"| {title} | instructions per request |" + (" added |" if baseline else ""))
+    print("|---|---:|" + ("---:|" if baseline else ""))
+    base = None
+    for name, what, request in rows:
+        if only and name not in only:
+            continue
+        figure = per_request(binary, request)
+        if baseline and name == baseline:
+            base = figure
+        added = f" {figure - base:+,.0f} |" if baseline and base is not None and name != baseline else (
+            " |" if baseline else "")
+        print(f"| {what} | {figure:,.0f} |{added}")
+        sys.stdout.flush()
+    print()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", help="a built middleware_app (default: build one in build/bench-counts)")
+    ap.add_argument("--only", help="comma-separated scenario names (hello,json,param,post,private,rid,cors,sec,limit,timer)")
+    args = ap.parse_args()
+    binary = args.binary or counts.build("middleware_app")
+    only = set(args.only.split(",")) if args.only else None
+    table(binary, SCENARIOS, "scenario (68 B head, keep-alive)", only)
+    table(binary, BUILTINS, "built-in alone on hello", only, baseline="hello")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
