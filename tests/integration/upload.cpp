@@ -47,6 +47,18 @@ skiff::upload checking_upload(const std::shared_ptr<seen>& s) {
     return u;
 }
 
+// A multipart sink that lists "name=size;" for each part.
+struct part_list {
+    std::string text;
+    std::size_t size = 0;
+    void on_part(const skiff::multipart_part& p) {
+        text += std::string(p.name) + "=";
+        size = 0;
+    }
+    void on_data(std::string_view bytes) { size += bytes.size(); }
+    void on_part_end() { text += std::to_string(size) + ";"; }
+};
+
 template <class Policy>
 void routes(skiff::basic_server<Policy>& app, const std::shared_ptr<seen>& s) {
     app.upload("PUT", "/sink", [s](skiff::request&, skiff::response&) { return checking_upload(s); });
@@ -78,6 +90,18 @@ void routes(skiff::basic_server<Policy>& app, const std::shared_ptr<seen>& s) {
             return take(piece);
         };
         return u;
+    });
+    app.upload("POST", "/form", [](skiff::request& req, skiff::response& res) {
+        auto boundary = skiff::multipart_boundary(req.header("content-type"));
+        if (!boundary) {
+            res.status(400).text("not a form\n");
+            return skiff::upload{};
+        }
+        return skiff::multipart_upload<part_list>(*boundary, part_list{},
+                                                  [](skiff::response& r, part_list& parts, skiff::multipart_status end) {
+                                                      if (end != skiff::multipart_status::complete) return r.status(400).text("bad\n");
+                                                      r.text(parts.text);
+                                                  });
     });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
     app.get("/ping", [](skiff::request&, skiff::response& res) { res.text("pong"); });
@@ -307,4 +331,44 @@ TEST_CASE_TEMPLATE("upload: a bodiless request runs the route at once", Policy, 
     auto r = read_responses(c, 1);
     REQUIRE(r.size() == 1);
     CHECK(r[0].body == "0 in order");
+}
+
+TEST_CASE_TEMPLATE("upload: a streamed body is not held against max_buffered", Policy, SKIFF_TEST_POLICIES) {
+    auto s = std::make_shared<seen>();
+    skiff::options opt;
+    opt.max_buffered = 128 * 1024;  // far less than the body
+    running_server<Policy> srv([&](auto& app) { routes(app, s); }, opt);
+    client c(srv.port());
+    std::string body = pattern(4 * 1024 * 1024);
+    c.send(put_head("/sink", body.size()));
+    for (std::size_t at = 0; at < body.size(); at += 1 << 20) c.send(body.substr(at, 1 << 20));
+    auto r = read_responses(c, 1, 10'000ms);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].body == std::to_string(body.size()) + " in order");
+}
+
+TEST_CASE_TEMPLATE("upload: multipart_upload feeds the pieces to the multipart parser", Policy, SKIFF_TEST_POLICIES) {
+    auto s = std::make_shared<seen>();
+    running_server<Policy> srv([&](auto& app) { routes(app, s); });
+    std::string file = pattern(300'000);
+    std::string form = "--xyz\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue\r\n"
+                       "--xyz\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\n" +
+                       file + "\r\n--xyz--\r\n";
+    std::string head = "POST /form HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=xyz\r\n";
+    SUBCASE("complete") {
+        client c(srv.port());
+        c.send(head + "Content-Length: " + std::to_string(form.size()) + "\r\n\r\n");
+        for (std::size_t at = 0; at < form.size(); at += 7'777) c.send(form.substr(at, 7'777));
+        auto r = read_responses(c, 1);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0].body == "field=5;f=300000;");
+    }
+    SUBCASE("cut before the close delimiter: 400") {
+        client c(srv.port());
+        std::string cut = form.substr(0, form.size() - 9);
+        c.send(head + "Content-Length: " + std::to_string(cut.size()) + "\r\n\r\n" + cut);
+        auto r = read_responses(c, 1);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0].status == 400);
+    }
 }

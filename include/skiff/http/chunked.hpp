@@ -49,7 +49,8 @@ public:
 
     // For a caller that streams the body: it takes the decoded bytes (the region's first
     // size()), and the next call's region starts with new raw input. max_body then bounds
-    // each chunk only; the caller counts the total.
+    // what one call decodes (each chunk, and the chunks of that call together); the caller
+    // counts the total.
     std::size_t take() noexcept {
         std::size_t n = decoded_;
         decoded_ = 0;
