@@ -6736,7 +6736,8 @@ private:
 //                    any thread. A pause lasts at most options::body_timeout (then on_abort and
 //                    close); a resume is noticed within one tick of the server's timer wheel
 //                    (a tenth of the shortest deadline, 5-250 ms). Under the shared policy the
-//                    worker waits for it instead (other workers serve the other connections).
+//                    worker waits for it instead (other workers serve the other connections;
+//                    stop() waits for it too, up to body_timeout).
 //   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
 //   on_abort()       the client went, the body was malformed or passed max_body (413), a
 //                    callback threw, or the server stopped: no answer is owed. Not called after
