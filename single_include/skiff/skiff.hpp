@@ -7640,17 +7640,18 @@ private:
         std::size_t head_len = c.parser.head_size();
         bool expects = head.expect_continue;
         if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
-        if (st->answer == upload_answer::pending && expects) {
+        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
+        bool too_large = st->framing == body_framing::length && st->left > st->limits.max_body;
+        if (st->answer == upload_answer::pending && expects && !too_large) {
             static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
             writer_.batch().append(interim, sizeof interim - 1);
         }
-        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
         c.parser.reset();
         c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
         c.stream->upload = std::move(st);
         c.state = phase::uploading;
-        if (c.stream->upload->framing == body_framing::length && c.stream->upload->left > c.stream->upload->limits.max_body) {
-            fail_upload(c, parse_status::content_too_large);
+        if (too_large) {
+            fail_upload(c, parse_status::content_too_large);  // before the body: no 100 Continue
             return len;
         }
         return head_len + feed_upload(c, buf + head_len, len - head_len);

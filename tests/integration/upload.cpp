@@ -202,6 +202,13 @@ TEST_CASE_TEMPLATE("upload: 100 Continue is sent only when the route takes the b
         REQUIRE(r.size() == 1);
         CHECK(r[0].body == "52 in order");
     }
+    SUBCASE("too large for the route: 413, no 100") {
+        client c(srv.port());
+        c.send(put_head("/small", 5000, "Expect: 100-continue\r\n"));
+        std::string got = c.read_to_close();
+        CHECK(got.rfind("HTTP/1.1 413", 0) == 0);
+        CHECK(got.find("100 Continue") == std::string::npos);
+    }
     SUBCASE("refused early: no 100, and the connection closes") {
         client c(srv.port());
         c.send(put_head("/deny", 52, "Expect: 100-continue\r\n"));
