@@ -58,6 +58,7 @@
 #include "skiff/server/local_set.hpp"
 #include "skiff/server/shared_set.hpp"
 #include "skiff/server/writer.hpp"
+#include "skiff/server/upload.hpp"
 #include "skiff/server/session.hpp"
 #include "skiff/server/acceptor.hpp"
 #include "skiff/server/event_loop.hpp"

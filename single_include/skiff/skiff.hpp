@@ -1882,8 +1882,9 @@ constexpr bool status_allows_body(int code) noexcept {
 // status is a parse_status; the head, body and chunk parsers all share the two.
 //
 // Not here: what a successful parse yields (request_head.hpp), or how a status is written on
-// the wire (status.hpp). Invariant: every parse_status other than complete and incomplete is
-// an error with exactly one HTTP status, and the connection closes after answering it.
+// the wire (status.hpp). Invariant: every parse_status other than complete, incomplete and
+// body_follows is an error with exactly one HTTP status, and the connection closes after
+// answering it.
 #ifndef SKIFF_HTTP_PARSE_STATUS_HPP
 #define SKIFF_HTTP_PARSE_STATUS_HPP
 
@@ -1893,12 +1894,18 @@ constexpr bool status_allows_body(int code) noexcept {
 
 namespace skiff {
 
+// Whether the message parser stops after a head that declares a body, so that the caller can
+// decide how the body is taken (a route that streams it: server/upload.hpp) before any of it
+// is buffered or refused by size.
+enum class body_hold : std::uint8_t { never, ask };
+
 // Every limit the parser enforces; the server's options start from these defaults.
 struct parse_limits {
     std::size_t max_request_line = 8 * 1024;  // -> 414 URI Too Long
     std::size_t max_header_bytes = 8 * 1024;  // header section after the request line -> 431
     std::size_t max_headers = 100;            // field lines -> 431 (proxies and tracing add some)
     std::uint64_t max_body = 1024 * 1024;     // decoded body bytes -> 413
+    body_hold hold_bodies = body_hold::never;
 };
 
 // The outcome of a parse step. Errors name the response status (http_status() maps them).
@@ -1912,6 +1919,7 @@ enum class parse_status : std::uint8_t {
     fields_too_large,       // 431
     not_implemented,        // 501
     version_not_supported,  // 505
+    body_follows,           // not an error: with body_hold::ask, the head is in and declares a body
 };
 
 // The status to answer for an error; nullopt for complete and incomplete, which answer
@@ -1926,7 +1934,8 @@ constexpr std::optional<int> http_status(parse_status s) noexcept {
     case parse_status::not_implemented: return 501;
     case parse_status::version_not_supported: return 505;
     case parse_status::complete:
-    case parse_status::incomplete: break;
+    case parse_status::incomplete:
+    case parse_status::body_follows: break;
     }
     return std::nullopt;
 }
@@ -2669,6 +2678,16 @@ public:
     // Decoded body bytes, at the start of the region: also what the caller must keep of it.
     std::size_t size() const noexcept { return decoded_; }
 
+    // For a caller that streams the body: it takes the decoded bytes (the region's first
+    // size()), and the next call's region starts with new raw input. max_body then bounds
+    // what one call decodes (each chunk, and the chunks of that call together); the caller
+    // counts the total.
+    std::size_t take() noexcept {
+        std::size_t n = decoded_;
+        decoded_ = 0;
+        return n;
+    }
+
 private:
     enum class state : std::uint8_t {
         size, size_lf, data, data_cr, data_lf, trailer_start, trailer_name, trailer_value, trailer_lf, end_lf,
@@ -2882,6 +2901,11 @@ public:
     }
 
     bool head_complete() const noexcept { return head_len_ != 0; }
+    std::size_t head_size() const noexcept { return head_len_; }
+    body_framing framing() const noexcept { return framing_; }
+    bool declares_more_than(std::uint64_t max_body) const noexcept {
+        return framing_ == body_framing::length && length_ > max_body;
+    }
     // Total bytes the message will take when its length is declared, else 0.
     std::uint64_t declared_size() const noexcept {
         return framing_ == body_framing::length ? head_len_ + length_ : 0;
@@ -2890,13 +2914,18 @@ public:
 
 private:
     // The head at buf[0, head_len) is in and declares a body.
+    // With body_hold::ask it stops there (body_follows, consumed: the head's length); the
+    // next parse() goes on with the body, buffered, as if it had not stopped, except that the
+    // declared length is then the caller's to check (declares_more_than).
     SKIFF_NOINLINE parse_result parse_first(char* buf, std::size_t len, request_head& h, const parse_limits& limits,
                                             std::size_t head_len) noexcept {
-        if (h.framing == body_framing::length && h.content_length > limits.max_body)
+        if (limits.hold_bodies == body_hold::never && h.framing == body_framing::length &&
+            h.content_length > limits.max_body)
             return {parse_status::content_too_large, 0};
         head_len_ = static_cast<std::uint32_t>(head_len);
         framing_ = h.framing;
         length_ = h.content_length;
+        if (limits.hold_bodies == body_hold::ask) return {parse_status::body_follows, head_len};
         std::size_t end = 0;
         parse_status s = parse_body(buf, len, limits, end);
         if (s != parse_status::complete) return {s, 0};
@@ -3334,6 +3363,7 @@ class deferred;  // async/deferred.hpp
 
 namespace detail {
 struct response_access;
+struct upload_state;    // server/upload.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 
@@ -3730,6 +3760,7 @@ private:
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
+    detail::upload_state* upload_ = nullptr;      // lent while a streamed-body route runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -3794,6 +3825,10 @@ struct response_access {
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // Where a route that streams its body leaves what it returned (server/upload.hpp); null
+    // outside the session's call for such a route's head.
+    static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }
+    static upload_state* upload(const response& r) noexcept { return r.upload_; }
 };
 
 } // namespace detail
@@ -5656,18 +5691,24 @@ enum class trailing_slash : std::uint8_t {
     either,    // each route also answers under its other spelling
 };
 
+// How a route takes a request body: buffered whole before the handler runs, or streamed to
+// it in pieces (server/upload.hpp), which the server must know from the head alone.
+enum class route_body : std::uint8_t { buffered, streamed };
+
 class router {
 public:
     // Registers h for method (any token: "GET", "PURGE") and pattern. Throws route_error
     // (aborts with the message under -fno-exceptions) on a bad or conflicting pattern.
-    void add(std::string_view method_name, std::string_view pattern, handler h) {
-        std::string err = try_add(method_name, pattern, std::move(h));
+    void add(std::string_view method_name, std::string_view pattern, handler h,
+             route_body body = route_body::buffered) {
+        std::string err = try_add(method_name, pattern, std::move(h), body);
         if (!err.empty()) detail::fail_registration(err);
     }
 
     // As add(), but returns the error message instead ("" on success). A refused route
     // changes nothing.
-    std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
+    std::string try_add(std::string_view method_name, std::string_view pattern, handler h,
+                        route_body body = route_body::buffered) {
         if (method_name.empty()) return "empty method name";
         if (!detail::all_tchars(method_name)) return detail::message({"invalid method name '", method_name, "'"});
         std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
@@ -5682,6 +5723,8 @@ public:
         trie_.add(method_name, pattern, index, pattern);
         if (!twin.empty()) trie_.add(method_name, twin, index, pattern);
         handlers_.push_back(std::move(h));
+        bodies_.push_back(body);
+        if (body == route_body::streamed) streamed_ = route_body::streamed;
         return {};
     }
 
@@ -5756,6 +5799,14 @@ public:
 
     std::size_t size() const noexcept { return handlers_.size(); }
 
+    // Whether any route streams its body, and whether the one for (method, path) does.
+    bool streams_any() const noexcept { return streamed_ == route_body::streamed; }
+    bool streams(method verb, std::string_view method_name, std::string_view path) const noexcept {
+        route_params scratch;
+        const handler* h = match(verb, method_name, path, scratch);
+        return h != nullptr && bodies_[static_cast<std::size_t>(h - handlers_.data())] == route_body::streamed;
+    }
+
 private:
     // RFC 9110 §9.1: a method the server recognises for no resource gets 501, not 405. The
     // methods every HTTP server is expected to know answer 405 with Allow instead; TRACE,
@@ -5800,6 +5851,8 @@ private:
 
     detail::route_trie trie_;
     std::vector<handler> handlers_;
+    std::vector<route_body> bodies_;  // by handler index
+    route_body streamed_ = route_body::buffered;  // streamed once any route is
     handler not_found_;
     handler not_allowed_;
     handler automatic_options_;
@@ -6269,7 +6322,7 @@ struct hub_anchor {
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming or deferred.
+// `stream` is set exactly while the phase is streaming, deferred or uploading.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -6284,6 +6337,8 @@ struct hub_anchor {
 //                                                     (reading, or waiting when requests wait; closing; draining)
 //   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
 //   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
+//   reading, body   --the route streams the body (server/upload.hpp)-->  uploading
+//   uploading       --the body's last piece taken, on_end answered--->  stream_state::then
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -6309,19 +6364,22 @@ enum class phase : std::uint8_t {
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
     deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
+    uploading,  // the body goes to the route in pieces (stream_state::upload); read unless paused
 };
 
 // The phases in which the connection is read and its requests served.
 constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred };
+// paused: a streamed body's handler has not taken a piece; the deadline polls for its resume.
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred, paused };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
 struct deferred_state;
+struct upload_state;  // server/upload.hpp
 
 // A response body being streamed (response::stream), a file sent (response::file), or an answer deferred (response::defer):
 // allocated per such response only.
@@ -6333,6 +6391,9 @@ struct stream_state {
     deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
     bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
     std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
+    // uploading: what the route returned and where its body is (a deleter, since the type is
+    // complete only where uploads are: the session aborts it before the connection closes).
+    std::unique_ptr<upload_state, void (*)(upload_state*)> upload{nullptr, nullptr};
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
@@ -7255,6 +7316,255 @@ private:
 
 #endif // SKIFF_SERVER_WRITER_HPP
 // end skiff/server/writer.hpp
+// begin skiff/server/upload.hpp
+// Streamed request bodies: a route that takes its body in pieces as they arrive, instead of
+// buffered whole, with backpressure.
+//
+//   app.upload("PUT", "/files/:name", [](skiff::request& req, skiff::response&) {
+//       auto file = std::make_shared<std::ofstream>(path_for(req.param("name")), std::ios::binary);
+//       skiff::upload u;
+//       u.on_piece = [file](std::string_view p) { file->write(p.data(), p.size()); return skiff::piece_status::taken; };
+//       u.on_end = [file](skiff::response& res) { res.status(201).text("stored\n"); };
+//       u.on_abort = [file] { /* the client went, or the body was bad: remove the file */ };
+//       return u;
+//   });
+//
+// The route's function runs once the head is in, before any of the body is read (so before
+// 100 Continue is sent, when the client asked for it): it returns the callbacks, or answers
+// at once (an early answer: 401, 403, 507...) and the body is then skipped. The request it
+// is given is valid during that call only; copy what the callbacks need.
+//
+//   on_piece(bytes)  the next piece of the (decoded) body, in order, never empty. It returns
+//                    taken, or pause: the piece was not taken, the connection stops reading,
+//                    and the same piece is offered again after resumer().resume(), called from
+//                    any thread. A pause lasts at most options::body_timeout (then on_abort and
+//                    close); a resume is noticed within one tick of the server's timer wheel
+//                    (a tenth of the shortest deadline, 5-250 ms). Under the shared policy the
+//                    worker waits for it instead (other workers serve the other connections;
+//                    stop() waits for it too, up to body_timeout).
+//   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
+//   on_abort()       the client went, the body was malformed or passed max_body (413), a
+//                    callback threw, or the server stopped: no answer is owed. Not called after
+//                    on_end.
+//
+// Memory: the piece in hand (one read, at most 64 KiB and the head's leftover) is all a
+// streamed body holds, whatever its size; it is not counted in options::max_buffered.
+// options::max_body does not apply; upload::max_body does (413 before the body is read when
+// Content-Length says more, or as soon as a chunked body passes it). Deadlines: body_timeout
+// runs from the last piece read, not from the head. An early answer with a body still to come:
+// up to early_answer_drain (64 KiB) declared is read and discarded and the connection kept;
+// a larger or chunked one is answered with Connection: close and drained until the linger
+// deadline, as nginx's lingering close does.
+//
+// Not here: the reading itself (server/session.hpp), the multipart framing (http/multipart.hpp;
+// multipart_upload below connects the two).
+#ifndef SKIFF_SERVER_UPLOAD_HPP
+#define SKIFF_SERVER_UPLOAD_HPP
+
+
+#include <atomic>       // a resume, from any thread
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
+#include <functional>   // std::function callbacks
+#include <memory>       // std::shared_ptr
+#include <string>       // a piece not taken
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff {
+
+enum class piece_status : std::uint8_t {
+    taken,  // the handler is done with the piece
+    pause,  // not taken: stop reading, offer it again after resume()
+};
+
+namespace detail {
+struct upload_state;
+struct upload_control {
+    std::atomic<bool> resumed{false};
+};
+} // namespace detail
+
+// Resumes a paused upload; from any thread, any number of times; a no-op once it has ended.
+class upload_resumer {
+public:
+    upload_resumer() = default;
+    void resume() const noexcept {
+        if (control_) control_->resumed.store(true, std::memory_order_release);
+    }
+
+private:
+    friend class upload;
+    explicit upload_resumer(std::shared_ptr<detail::upload_control> c) : control_(std::move(c)) {}
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+class upload {
+public:
+    static constexpr std::uint64_t no_limit = ~std::uint64_t{0};
+
+    std::function<piece_status(std::string_view)> on_piece;
+    std::function<void(response&)> on_end;
+    std::function<void()> on_abort;
+    std::uint64_t max_body = no_limit;  // larger bodies: 413 and on_abort
+
+    // The handle a paused on_piece gives whoever will resume it: take it before pausing.
+    upload_resumer resumer() {
+        if (!control_) control_ = std::make_shared<detail::upload_control>();
+        return upload_resumer(control_);
+    }
+
+private:
+    friend struct detail::upload_state;
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+// What a route that streams its body runs when its head is in.
+using upload_handler = std::function<upload(request&, response&)>;
+
+namespace detail {
+
+// Declared bodies up to this are read and dropped after an early answer, keeping the connection.
+constexpr std::uint64_t early_answer_drain = 64 * 1024;
+
+enum class upload_step : std::uint8_t { more, paused, ended, failed };
+enum class upload_answer : std::uint8_t { pending, given };  // given: answered early, body dropped
+enum class body_progress : std::uint8_t { arriving, complete };
+
+struct upload_feed {
+    std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
+    upload_step step;
+    parse_status error = parse_status::complete;  // failed: the status to answer
+};
+
+// One streamed body in progress: the route's callbacks, where the body is, the piece in hand.
+struct upload_state {
+    skiff::upload u;
+    parse_limits limits;  // max_body bounds each chunk; max_header_bytes the trailers
+    body_framing framing = body_framing::length;
+    std::uint64_t left = 0;      // length: body bytes still to come
+    std::uint64_t received = 0;  // decoded body bytes so far
+    chunked_decoder chunked;
+    std::string held;            // a piece offered and not taken (paused)
+    body_progress progress = body_progress::arriving;
+    upload_answer answer = upload_answer::pending;
+    std::int64_t paused_at_ms = 0;
+    // What the answer needs of the request, whose head is gone by then.
+    bool head_request = false;
+    bool http10 = false;
+    bool close = false;
+
+    static void destroy(upload_state* s) noexcept { delete s; }
+
+    bool paused() const noexcept { return !held.empty(); }
+    bool resume_requested() noexcept {
+        return u.control_ && u.control_->resumed.exchange(false, std::memory_order_acq_rel);
+    }
+
+    // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
+    upload_feed feed(char* data, std::size_t len) {
+        std::size_t used = len;
+        std::size_t n = 0;
+        if (framing == body_framing::length) {
+            n = len < left ? len : static_cast<std::size_t>(left);
+            used = n;
+            left -= n;
+            if (left == 0) progress = body_progress::complete;
+        } else {
+            std::size_t end = 0;
+            parse_status s = chunked.decode(data, len, limits, end);
+            if (s != parse_status::incomplete && s != parse_status::complete) return {len, upload_step::failed, s};
+            n = chunked.take();
+            if (s == parse_status::complete) {
+                used = end;
+                progress = body_progress::complete;
+            }
+        }
+        received += n;
+        if (received > u.max_body) return {used, upload_step::failed, parse_status::content_too_large};
+        if (n != 0 && offer({data, n}) == piece_status::pause) {
+            held.assign(data, n);
+            return {used, upload_step::paused};
+        }
+        return {used, next_step()};
+    }
+
+    // After a resume: the held piece again.
+    upload_step offer_held() {
+        if (offer(held) == piece_status::pause) return upload_step::paused;
+        held.clear();
+        return next_step();
+    }
+
+    // No answer is owed any more: the handler hears it once.
+    void abort() noexcept {
+        if (answer != upload_answer::pending || !u.on_abort) return;
+        std::function<void()> f = std::move(u.on_abort);
+        u.on_abort = nullptr;
+        call_guarded([&] { f(); }, [] {});
+    }
+
+private:
+    piece_status offer(std::string_view piece) { return u.on_piece ? u.on_piece(piece) : piece_status::taken; }
+    upload_step next_step() const noexcept {
+        return progress == body_progress::complete ? upload_step::ended : upload_step::more;
+    }
+};
+
+// The router's handler for a streamed route. Run by the session with a state lent to the
+// response, it leaves the callbacks there; run for a request without a body (or with one
+// already buffered: a HEAD or a bodiless PUT), it calls them at once.
+inline handler upload_route(upload_handler fn) {
+    return [fn = std::move(fn)](request& req, response& res) {
+        upload u = fn(req, res);
+        if (res.sent()) return;
+        if (upload_state* slot = response_access::upload(res)) {
+            slot->u = std::move(u);
+            response_access::lend_upload(res, nullptr);  // tells the session it was filled
+            return;
+        }
+        if (!req.body().empty() && u.on_piece) (void)u.on_piece(req.body());
+        if (u.on_end) u.on_end(res);
+    };
+}
+
+template <class Sink>
+auto abort_sink(Sink& s, int) -> decltype(s.on_abort(), void()) {
+    s.on_abort();
+}
+template <class Sink>
+void abort_sink(Sink&, long) {}
+
+} // namespace detail
+
+// Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
+// on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
+// sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
+// on_abort() when it has one. The parser and sink live as
+// long as the upload's callbacks. A body that breaks the framing is still read to its end
+// (bounded by max_body), and the sink hears nothing after the break.
+template <class Sink>
+upload multipart_upload(std::string_view boundary, Sink sink,
+                        std::function<void(response&, Sink&, multipart_status)> done) {
+    struct state {
+        multipart_parser parser;
+        Sink sink;
+    };
+    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink)});
+    upload u;
+    u.on_piece = [st](std::string_view piece) {
+        st->parser.feed(piece, st->sink);
+        return piece_status::taken;
+    };
+    u.on_end = [st, done = std::move(done)](response& res) { done(res, st->sink, st->parser.finish()); };
+    u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
+    return u;
+}
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_UPLOAD_HPP
+// end skiff/server/upload.hpp
 // begin skiff/server/session.hpp
 // The protocol side of a connection (what redis keeps in networking.c, apart from its ae.c
 // loop): read, parse, route, respond, keep the tail, and move the connection from phase to
@@ -7277,6 +7587,10 @@ private:
 // on an answer it parses nothing more (the simplest rule that keeps answers in request order):
 // what was read stays in its tail, nothing more is read, and a readable event only tells
 // whether the client went (deferred_state::cancelled).
+//
+// Streamed request bodies (server/upload.hpp): where a route streams its body, the head is
+// acted on before any of the body is read (route_body()), and the body then goes to the
+// route's callbacks piece by piece as it is read (phase::uploading), not into `in`.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -7359,6 +7673,7 @@ private:
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
+#include <poll.h>        // poll: a shared worker's wait for a resume
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
@@ -7382,6 +7697,7 @@ public:
     // Allocates every buffer the hot path uses, once.
     void open() {
         limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
+        limits_.hold_bodies = router_.streams_any() ? body_hold::ask : body_hold::never;
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
@@ -7401,7 +7717,7 @@ public:
     void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
-        if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
+        if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
         std::size_t room = scratch_.capacity();
         if (!fresh) {
@@ -7444,6 +7760,7 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_pause_tick(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);
@@ -7470,12 +7787,14 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if ((c.state != phase::deferred && c.state != phase::body) || c.fd < 0) return fate::open;
+        if ((c.state != phase::deferred && c.state != phase::body && c.state != phase::uploading) || c.fd < 0)
+            return fate::open;
         return close(c);
     }
 
     fate close(conn& c) {
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
+        if (c.stream && c.stream->upload) c.stream->upload->abort();
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
@@ -7621,6 +7940,10 @@ private:
                 on_partial(c, head);
                 break;
             }
+            if (r.status == parse_status::body_follows) {  // only where a route streams its body
+                used += route_body(c, buf + used, len - used);
+                continue;
+            }
             answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
         }
         return used;
@@ -7752,6 +8075,7 @@ private:
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
         case phase::deferred: return await_answer(c);
+        case phase::uploading: return await_piece(c);
         }
         return fate::open;
     }
@@ -7901,6 +8225,183 @@ private:
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
+    // ---- streamed request bodies (server/upload.hpp) -------------------------------------
+
+    SKIFF_NOINLINE fate on_other_readable(conn& c) {
+        if (c.state == phase::lingering) return discard_input(c);
+        if (c.state == phase::deferred) return on_deferred_readable(c);
+        return on_upload_readable(c);
+    }
+
+    // A head that declares a body is in, at buf[0, head_size()): stream it if its route does;
+    // else go on buffering it (0 used: the next parse takes the body), as without streams.
+    SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
+        request_head& head = request_access::head(req_);
+        if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
+        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining);
+        return 0;
+    }
+
+    // Runs the route on the head; then streams the body to what it returned, or drops the body
+    // after an early answer. Returns the bytes used.
+    std::size_t start_upload(conn& c, char* buf, std::size_t len) {
+        request_head& head = request_access::head(req_);
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st(new upload_state, &upload_state::destroy);
+        st->framing = c.parser.framing();
+        st->left = head.content_length;
+        st->limits = limits_;
+        st->head_request = head.verb == method::head;
+        st->http10 = head.version_minor == 0;
+        st->close = !head.keep_alive;
+        std::size_t head_len = c.parser.head_size();
+        bool expects = head.expect_continue;
+        if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
+        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
+        bool too_large = st->framing == body_framing::length && st->left > st->limits.max_body;
+        if (st->answer == upload_answer::pending && expects && !too_large) {
+            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            writer_.batch().append(interim, sizeof interim - 1);
+        }
+        c.parser.reset();
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->upload = std::move(st);
+        c.state = phase::uploading;
+        if (too_large) {
+            fail_upload(c, parse_status::content_too_large);  // before the body: no 100 Continue
+            return len;
+        }
+        return head_len + feed_upload(c, buf + head_len, len - head_len);
+    }
+
+    // The route's function, with st lent for its callbacks. False: it answered early and the
+    // connection closes after that answer (a body too large to drop, or 100 Continue asked).
+    bool run_upload_route(conn& c, upload_state& st) {
+        request_head& head = request_access::head(req_);
+        request_access::reset(req_);
+        bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
+        bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
+        response_access::lend_upload(res_, &st);
+        call_guarded([&] { router_.serve(req_, res_); },
+                     [&] {
+                         response_access::discard(res_);
+                         res_.status(500).text("Internal Server Error\n");
+                     });
+        bool filled = response_access::upload(res_) == nullptr;
+        response_access::lend_upload(res_, nullptr);
+        if (filled && !res_.sent()) return true;
+        st.abort();  // a handler that answered early owes nothing more
+        st.answer = upload_answer::given;
+        st.u = skiff::upload{};
+        if (!res_.sent()) res_.end();
+        if (!res_.closes_connection()) return true;
+        close_after_output(c, phase::draining);
+        return false;
+    }
+
+    // Gives the route the body bytes at data[0, len); returns those that were its body.
+    std::size_t feed_upload(conn& c, char* data, std::size_t len) {
+        upload_state& st = *c.stream->upload;
+        upload_feed r{len, upload_step::failed, parse_status::complete};
+        call_guarded([&] { r = st.feed(data, len); }, [] {});
+        if (r.step == upload_step::paused) r.step = wait_if_shared(st);
+        on_step(c, r.step, r.error);
+        return r.used;
+    }
+
+    void on_step(conn& c, upload_step step, parse_status error) {
+        upload_state& st = *c.stream->upload;
+        if (step == upload_step::paused) st.paused_at_ms = time_.now_ms;
+        if (step == upload_step::ended) end_upload(c);
+        if (step == upload_step::failed) fail_upload(c, error);
+    }
+
+    // shared: a connection is its worker's while it waits, so the worker waits for the resume
+    // (other workers serve the other connections); the other policies poll between events.
+    upload_step wait_if_shared(upload_state& st) {
+        if constexpr (!Set::hands_over_deferred) return upload_step::paused;
+        std::int64_t until = monotonic_ms() + opt_.body_timeout.count();
+        upload_step step = upload_step::paused;
+        while (step == upload_step::paused && monotonic_ms() < until) {
+            while (!st.resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
+            call_guarded([&] { step = st.offer_held(); }, [&] { step = upload_step::failed; });
+        }
+        return step == upload_step::paused ? upload_step::failed : step;
+    }
+
+    // The last piece was taken: the route answers (unless it did early), and the connection
+    // goes on as after any request.
+    void end_upload(conn& c) {
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
+        c.state = c.stream->then;
+        c.stream.reset();
+        if (st->answer == upload_answer::given) return;
+        st->answer = upload_answer::given;
+        bool close = st->close || serving_ == serving::until_stop;
+        response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
+        call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
+                     [&] {
+                         response_access::discard(res_);
+                         res_.status(500).text("Internal Server Error\n");
+                     });
+        if (!res_.sent()) res_.end();
+        if (response_access::streaming(res_)) start_stream(c);
+        else if (response_access::deferred(res_)) start_deferred(c);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
+    // client the status (unless it was answered early), and the connection closes.
+    void fail_upload(conn& c, parse_status error) {
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
+        st->abort();
+        c.stream.reset();
+        c.state = phase::reading;
+        int status = error == parse_status::complete ? 500 : *http_status(error);
+        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining);
+        else close_after_output(c, phase::draining);
+    }
+
+    fate on_upload_readable(conn& c) {
+        if (c.stream->upload->paused()) return await_piece(c);
+        ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
+        if (n <= 0) {
+            if (n < 0 && retry_later()) return fate::open;
+            return close(c);  // the client went mid-body: on_abort
+        }
+        auto len = static_cast<std::size_t>(n);
+        std::size_t used = feed_upload(c, scratch_.data(), len);
+        if (takes_requests(c.state)) used += serve(c, scratch_.data() + used, len - used);
+        keep_tail(c, scratch_.data(), true, len, used);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // Paused: read nothing, and look for the resume once a tick.
+    fate await_piece(conn& c) {
+        bool paused = c.stream->upload->paused();
+        set_.watch(c, paused ? watch_none : watch_read);
+        arm(c, paused ? deadline_kind::paused : deadline_kind::body);
+        return fate::open;
+    }
+
+    fate on_pause_tick(conn& c) {
+        upload_state& st = *c.stream->upload;
+        if (!st.resume_requested()) {
+            if (time_.now_ms - st.paused_at_ms >= opt_.body_timeout.count()) return close(c);
+            arm(c, deadline_kind::paused);
+            return fate::open;
+        }
+        upload_step step = upload_step::failed;
+        call_guarded([&] { step = st.offer_held(); }, [] {});
+        on_step(c, step, parse_status::complete);
+        if (takes_requests(c.state)) {
+            std::size_t len = c.in.size();
+            std::size_t used = serve(c, c.in.data(), len);
+            keep_tail(c, c.in.data(), false, len, used);
+        }
+        return after_write(c, writer_.flush(c));
+    }
+
     // ---- deadlines ----------------------------------------------------------------------
 
     // Inlined so that a constant kind picks its duration at compile time.
@@ -7917,6 +8418,7 @@ private:
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
         case deadline_kind::deferred: return deferred_guard_ms();
+        case deadline_kind::paused: return set_.tick_ms();
         }
         return opt_.idle_timeout.count();
     }
@@ -9069,6 +9571,13 @@ public:
     basic_server& patch(std::string_view pattern, handler h) { return route("PATCH", pattern, std::move(h)); }
     basic_server& del(std::string_view pattern, handler h) { return route("DELETE", pattern, std::move(h)); }
     basic_server& options(std::string_view pattern, handler h) { return route("OPTIONS", pattern, std::move(h)); }
+
+    // A route that takes its request body in pieces as they arrive (server/upload.hpp), with
+    // the middleware in force as route() has it.
+    basic_server& upload(std::string_view method, std::string_view pattern, upload_handler fn) {
+        router_.add(method, pattern, middleware_.wrap(pattern, detail::upload_route(std::move(fn))), route_body::streamed);
+        return *this;
+    }
 
     // Custom 404 and 405 answers (status and Allow are already set when they run).
     basic_server& on_not_found(handler h) {

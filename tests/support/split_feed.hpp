@@ -55,6 +55,7 @@ inline const char* to_string(parse_status s) {
     case parse_status::fields_too_large: return "431";
     case parse_status::not_implemented: return "501";
     case parse_status::version_not_supported: return "505";
+    case parse_status::body_follows: return "body follows";
     }
     return "?";
 }

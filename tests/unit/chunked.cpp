@@ -152,3 +152,25 @@ TEST_CASE("chunked: the decoder works in place and keeps only decoded bytes betw
     CHECK(std::string(region, d.size()) == "abcdefg");
     CHECK(std::string(region + consumed, 4) == "NEXT");  // what follows the message is untouched
 }
+
+TEST_CASE("chunked: take() hands the decoded bytes over, for a caller that streams the body") {
+    skiff::chunked_decoder d;
+    skiff::parse_limits limits;
+    limits.max_body = 10;  // bounds each call's chunks, not the total, once the caller takes the bytes
+    char region[64];
+    std::size_t consumed = 0;
+    const char first[] = "6\r\nabcdef\r\n3\r\ngh";
+    std::memcpy(region, first, sizeof first - 1);
+    CHECK(d.decode(region, sizeof first - 1, limits, consumed) == more);
+    CHECK(std::string(region, d.take()) == "abcdefgh");
+    CHECK(d.size() == 0);
+    const char second[] = "i\r\n5\r\njklmn\r\n0\r\n\r\n";  // 14 bytes in all: past max_body, and fine
+    std::memcpy(region, second, sizeof second - 1);
+    CHECK(d.decode(region, sizeof second - 1, limits, consumed) == ok);
+    CHECK(std::string(region, d.take()) == "ijklmn");
+    CHECK(consumed == sizeof second - 1);
+    skiff::chunked_decoder big;
+    const char large[] = "b\r\n";  // 11
+    std::memcpy(region, large, sizeof large - 1);
+    CHECK(big.decode(region, sizeof large - 1, limits, consumed) == skiff::parse_status::content_too_large);
+}

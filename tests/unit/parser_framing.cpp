@@ -5,6 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <string>  // the requests of the body_hold case
+#include <vector>  // its header fields
+
 using namespace std::literals;
 using skiff_test::parse_case;
 using skiff_test::tight;
@@ -119,4 +122,27 @@ TEST_CASE("framing: http_status names a status for each error, and none otherwis
     CHECK(skiff::http_status(parse_status::not_implemented) == 501);
     CHECK(skiff::http_status(parse_status::version_not_supported) == 505);
     static_assert(*skiff::http_status(parse_status::bad_request) == 400);
+}
+
+TEST_CASE("framing: body_hold::ask stops after a head that declares a body, and goes on buffering after") {
+    using skiff::parse_status;
+    skiff::parse_limits limits;
+    limits.hold_bodies = skiff::body_hold::ask;
+    limits.max_body = 4;
+    std::vector<skiff::header_field> fields(limits.max_headers);
+    skiff::request_head h;
+    std::string get = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    skiff::message_parser p;
+    CHECK(p.parse(get.data(), get.size(), h, fields.data(), limits).status == parse_status::complete);  // no body: no stop
+    std::string post = "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello";
+    p.reset();
+    skiff::parse_result r = p.parse(post.data(), post.size(), h, fields.data(), limits);
+    CHECK(r.status == parse_status::body_follows);
+    CHECK(r.consumed == post.size() - 5);  // the head
+    CHECK(p.declares_more_than(4));        // the caller's check now: max_body was not applied
+    CHECK_FALSE(p.declares_more_than(5));
+    r = p.parse(post.data(), post.size(), h, fields.data(), limits);
+    CHECK(r.status == parse_status::complete);
+    CHECK(h.body == "hello");
+    CHECK_FALSE(skiff::http_status(parse_status::body_follows).has_value());
 }

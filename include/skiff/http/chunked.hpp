@@ -47,6 +47,16 @@ public:
     // Decoded body bytes, at the start of the region: also what the caller must keep of it.
     std::size_t size() const noexcept { return decoded_; }
 
+    // For a caller that streams the body: it takes the decoded bytes (the region's first
+    // size()), and the next call's region starts with new raw input. max_body then bounds
+    // what one call decodes (each chunk, and the chunks of that call together); the caller
+    // counts the total.
+    std::size_t take() noexcept {
+        std::size_t n = decoded_;
+        decoded_ = 0;
+        return n;
+    }
+
 private:
     enum class state : std::uint8_t {
         size, size_lf, data, data_cr, data_lf, trailer_start, trailer_name, trailer_value, trailer_lf, end_lf,

@@ -48,6 +48,11 @@ public:
     }
 
     bool head_complete() const noexcept { return head_len_ != 0; }
+    std::size_t head_size() const noexcept { return head_len_; }
+    body_framing framing() const noexcept { return framing_; }
+    bool declares_more_than(std::uint64_t max_body) const noexcept {
+        return framing_ == body_framing::length && length_ > max_body;
+    }
     // Total bytes the message will take when its length is declared, else 0.
     std::uint64_t declared_size() const noexcept {
         return framing_ == body_framing::length ? head_len_ + length_ : 0;
@@ -56,13 +61,18 @@ public:
 
 private:
     // The head at buf[0, head_len) is in and declares a body.
+    // With body_hold::ask it stops there (body_follows, consumed: the head's length); the
+    // next parse() goes on with the body, buffered, as if it had not stopped, except that the
+    // declared length is then the caller's to check (declares_more_than).
     SKIFF_NOINLINE parse_result parse_first(char* buf, std::size_t len, request_head& h, const parse_limits& limits,
                                             std::size_t head_len) noexcept {
-        if (h.framing == body_framing::length && h.content_length > limits.max_body)
+        if (limits.hold_bodies == body_hold::never && h.framing == body_framing::length &&
+            h.content_length > limits.max_body)
             return {parse_status::content_too_large, 0};
         head_len_ = static_cast<std::uint32_t>(head_len);
         framing_ = h.framing;
         length_ = h.content_length;
+        if (limits.hold_bodies == body_hold::ask) return {parse_status::body_follows, head_len};
         std::size_t end = 0;
         parse_status s = parse_body(buf, len, limits, end);
         if (s != parse_status::complete) return {s, 0};

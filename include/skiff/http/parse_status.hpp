@@ -3,8 +3,9 @@
 // status is a parse_status; the head, body and chunk parsers all share the two.
 //
 // Not here: what a successful parse yields (request_head.hpp), or how a status is written on
-// the wire (status.hpp). Invariant: every parse_status other than complete and incomplete is
-// an error with exactly one HTTP status, and the connection closes after answering it.
+// the wire (status.hpp). Invariant: every parse_status other than complete, incomplete and
+// body_follows is an error with exactly one HTTP status, and the connection closes after
+// answering it.
 #ifndef SKIFF_HTTP_PARSE_STATUS_HPP
 #define SKIFF_HTTP_PARSE_STATUS_HPP
 
@@ -14,12 +15,18 @@
 
 namespace skiff {
 
+// Whether the message parser stops after a head that declares a body, so that the caller can
+// decide how the body is taken (a route that streams it: server/upload.hpp) before any of it
+// is buffered or refused by size.
+enum class body_hold : std::uint8_t { never, ask };
+
 // Every limit the parser enforces; the server's options start from these defaults.
 struct parse_limits {
     std::size_t max_request_line = 8 * 1024;  // -> 414 URI Too Long
     std::size_t max_header_bytes = 8 * 1024;  // header section after the request line -> 431
     std::size_t max_headers = 100;            // field lines -> 431 (proxies and tracing add some)
     std::uint64_t max_body = 1024 * 1024;     // decoded body bytes -> 413
+    body_hold hold_bodies = body_hold::never;
 };
 
 // The outcome of a parse step. Errors name the response status (http_status() maps them).
@@ -33,6 +40,7 @@ enum class parse_status : std::uint8_t {
     fields_too_large,       // 431
     not_implemented,        // 501
     version_not_supported,  // 505
+    body_follows,           // not an error: with body_hold::ask, the head is in and declares a body
 };
 
 // The status to answer for an error; nullopt for complete and incomplete, which answer
@@ -47,7 +55,8 @@ constexpr std::optional<int> http_status(parse_status s) noexcept {
     case parse_status::not_implemented: return 501;
     case parse_status::version_not_supported: return 505;
     case parse_status::complete:
-    case parse_status::incomplete: break;
+    case parse_status::incomplete:
+    case parse_status::body_follows: break;
     }
     return std::nullopt;
 }

@@ -49,6 +49,7 @@ class deferred;  // async/deferred.hpp
 
 namespace detail {
 struct response_access;
+struct upload_state;    // server/upload.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 
@@ -445,6 +446,7 @@ private:
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
+    detail::upload_state* upload_ = nullptr;      // lent while a streamed-body route runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -509,6 +511,10 @@ struct response_access {
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // Where a route that streams its body leaves what it returned (server/upload.hpp); null
+    // outside the session's call for such a route's head.
+    static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }
+    static upload_state* upload(const response& r) noexcept { return r.upload_; }
 };
 
 } // namespace detail

@@ -47,18 +47,24 @@ enum class trailing_slash : std::uint8_t {
     either,    // each route also answers under its other spelling
 };
 
+// How a route takes a request body: buffered whole before the handler runs, or streamed to
+// it in pieces (server/upload.hpp), which the server must know from the head alone.
+enum class route_body : std::uint8_t { buffered, streamed };
+
 class router {
 public:
     // Registers h for method (any token: "GET", "PURGE") and pattern. Throws route_error
     // (aborts with the message under -fno-exceptions) on a bad or conflicting pattern.
-    void add(std::string_view method_name, std::string_view pattern, handler h) {
-        std::string err = try_add(method_name, pattern, std::move(h));
+    void add(std::string_view method_name, std::string_view pattern, handler h,
+             route_body body = route_body::buffered) {
+        std::string err = try_add(method_name, pattern, std::move(h), body);
         if (!err.empty()) detail::fail_registration(err);
     }
 
     // As add(), but returns the error message instead ("" on success). A refused route
     // changes nothing.
-    std::string try_add(std::string_view method_name, std::string_view pattern, handler h) {
+    std::string try_add(std::string_view method_name, std::string_view pattern, handler h,
+                        route_body body = route_body::buffered) {
         if (method_name.empty()) return "empty method name";
         if (!detail::all_tchars(method_name)) return detail::message({"invalid method name '", method_name, "'"});
         std::string twin = slash_ == trailing_slash::either ? other_spelling(pattern) : std::string();
@@ -73,6 +79,8 @@ public:
         trie_.add(method_name, pattern, index, pattern);
         if (!twin.empty()) trie_.add(method_name, twin, index, pattern);
         handlers_.push_back(std::move(h));
+        bodies_.push_back(body);
+        if (body == route_body::streamed) streamed_ = route_body::streamed;
         return {};
     }
 
@@ -147,6 +155,14 @@ public:
 
     std::size_t size() const noexcept { return handlers_.size(); }
 
+    // Whether any route streams its body, and whether the one for (method, path) does.
+    bool streams_any() const noexcept { return streamed_ == route_body::streamed; }
+    bool streams(method verb, std::string_view method_name, std::string_view path) const noexcept {
+        route_params scratch;
+        const handler* h = match(verb, method_name, path, scratch);
+        return h != nullptr && bodies_[static_cast<std::size_t>(h - handlers_.data())] == route_body::streamed;
+    }
+
 private:
     // RFC 9110 §9.1: a method the server recognises for no resource gets 501, not 405. The
     // methods every HTTP server is expected to know answer 405 with Allow instead; TRACE,
@@ -191,6 +207,8 @@ private:
 
     detail::route_trie trie_;
     std::vector<handler> handlers_;
+    std::vector<route_body> bodies_;  // by handler index
+    route_body streamed_ = route_body::buffered;  // streamed once any route is
     handler not_found_;
     handler not_allowed_;
     handler automatic_options_;

@@ -26,6 +26,7 @@
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
 #include "skiff/server/runners.hpp"
+#include "skiff/server/upload.hpp"
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
@@ -86,6 +87,13 @@ public:
     basic_server& patch(std::string_view pattern, handler h) { return route("PATCH", pattern, std::move(h)); }
     basic_server& del(std::string_view pattern, handler h) { return route("DELETE", pattern, std::move(h)); }
     basic_server& options(std::string_view pattern, handler h) { return route("OPTIONS", pattern, std::move(h)); }
+
+    // A route that takes its request body in pieces as they arrive (server/upload.hpp), with
+    // the middleware in force as route() has it.
+    basic_server& upload(std::string_view method, std::string_view pattern, upload_handler fn) {
+        router_.add(method, pattern, middleware_.wrap(pattern, detail::upload_route(std::move(fn))), route_body::streamed);
+        return *this;
+    }
 
     // Custom 404 and 405 answers (status and Allow are already set when they run).
     basic_server& on_not_found(handler h) {

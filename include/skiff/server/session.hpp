@@ -20,6 +20,10 @@
 // what was read stays in its tail, nothing more is read, and a readable event only tells
 // whether the client went (deferred_state::cancelled).
 //
+// Streamed request bodies (server/upload.hpp): where a route streams its body, the head is
+// acted on before any of the body is read (route_body()), and the body then goes to the
+// route's callbacks piece by piece as it is read (phase::uploading), not into `in`.
+//
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
 // answered in order; a connection whose answers pass write_high_water stops being read until
@@ -44,12 +48,14 @@
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/memory_budget.hpp"
 #include "skiff/server/options.hpp"
+#include "skiff/server/upload.hpp"
 #include "skiff/server/writer.hpp"
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
+#include <poll.h>        // poll: a shared worker's wait for a resume
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
@@ -73,6 +79,7 @@ public:
     // Allocates every buffer the hot path uses, once.
     void open() {
         limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
+        limits_.hold_bodies = router_.streams_any() ? body_hold::ask : body_hold::never;
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
@@ -92,7 +99,7 @@ public:
     void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
-        if (c.state >= phase::lingering) return c.state == phase::lingering ? discard_input(c) : on_deferred_readable(c);
+        if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
         std::size_t room = scratch_.capacity();
         if (!fresh) {
@@ -135,6 +142,7 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_pause_tick(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);
@@ -161,12 +169,14 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if ((c.state != phase::deferred && c.state != phase::body) || c.fd < 0) return fate::open;
+        if ((c.state != phase::deferred && c.state != phase::body && c.state != phase::uploading) || c.fd < 0)
+            return fate::open;
         return close(c);
     }
 
     fate close(conn& c) {
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
+        if (c.stream && c.stream->upload) c.stream->upload->abort();
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
@@ -312,6 +322,10 @@ private:
                 on_partial(c, head);
                 break;
             }
+            if (r.status == parse_status::body_follows) {  // only where a route streams its body
+                used += route_body(c, buf + used, len - used);
+                continue;
+            }
             answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
         }
         return used;
@@ -443,6 +457,7 @@ private:
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
         case phase::deferred: return await_answer(c);
+        case phase::uploading: return await_piece(c);
         }
         return fate::open;
     }
@@ -592,6 +607,183 @@ private:
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
+    // ---- streamed request bodies (server/upload.hpp) -------------------------------------
+
+    SKIFF_NOINLINE fate on_other_readable(conn& c) {
+        if (c.state == phase::lingering) return discard_input(c);
+        if (c.state == phase::deferred) return on_deferred_readable(c);
+        return on_upload_readable(c);
+    }
+
+    // A head that declares a body is in, at buf[0, head_size()): stream it if its route does;
+    // else go on buffering it (0 used: the next parse takes the body), as without streams.
+    SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
+        request_head& head = request_access::head(req_);
+        if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
+        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining);
+        return 0;
+    }
+
+    // Runs the route on the head; then streams the body to what it returned, or drops the body
+    // after an early answer. Returns the bytes used.
+    std::size_t start_upload(conn& c, char* buf, std::size_t len) {
+        request_head& head = request_access::head(req_);
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st(new upload_state, &upload_state::destroy);
+        st->framing = c.parser.framing();
+        st->left = head.content_length;
+        st->limits = limits_;
+        st->head_request = head.verb == method::head;
+        st->http10 = head.version_minor == 0;
+        st->close = !head.keep_alive;
+        std::size_t head_len = c.parser.head_size();
+        bool expects = head.expect_continue;
+        if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
+        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
+        bool too_large = st->framing == body_framing::length && st->left > st->limits.max_body;
+        if (st->answer == upload_answer::pending && expects && !too_large) {
+            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            writer_.batch().append(interim, sizeof interim - 1);
+        }
+        c.parser.reset();
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->upload = std::move(st);
+        c.state = phase::uploading;
+        if (too_large) {
+            fail_upload(c, parse_status::content_too_large);  // before the body: no 100 Continue
+            return len;
+        }
+        return head_len + feed_upload(c, buf + head_len, len - head_len);
+    }
+
+    // The route's function, with st lent for its callbacks. False: it answered early and the
+    // connection closes after that answer (a body too large to drop, or 100 Continue asked).
+    bool run_upload_route(conn& c, upload_state& st) {
+        request_head& head = request_access::head(req_);
+        request_access::reset(req_);
+        bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
+        bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
+        response_access::lend_upload(res_, &st);
+        call_guarded([&] { router_.serve(req_, res_); },
+                     [&] {
+                         response_access::discard(res_);
+                         res_.status(500).text("Internal Server Error\n");
+                     });
+        bool filled = response_access::upload(res_) == nullptr;
+        response_access::lend_upload(res_, nullptr);
+        if (filled && !res_.sent()) return true;
+        st.abort();  // a handler that answered early owes nothing more
+        st.answer = upload_answer::given;
+        st.u = skiff::upload{};
+        if (!res_.sent()) res_.end();
+        if (!res_.closes_connection()) return true;
+        close_after_output(c, phase::draining);
+        return false;
+    }
+
+    // Gives the route the body bytes at data[0, len); returns those that were its body.
+    std::size_t feed_upload(conn& c, char* data, std::size_t len) {
+        upload_state& st = *c.stream->upload;
+        upload_feed r{len, upload_step::failed, parse_status::complete};
+        call_guarded([&] { r = st.feed(data, len); }, [] {});
+        if (r.step == upload_step::paused) r.step = wait_if_shared(st);
+        on_step(c, r.step, r.error);
+        return r.used;
+    }
+
+    void on_step(conn& c, upload_step step, parse_status error) {
+        upload_state& st = *c.stream->upload;
+        if (step == upload_step::paused) st.paused_at_ms = time_.now_ms;
+        if (step == upload_step::ended) end_upload(c);
+        if (step == upload_step::failed) fail_upload(c, error);
+    }
+
+    // shared: a connection is its worker's while it waits, so the worker waits for the resume
+    // (other workers serve the other connections); the other policies poll between events.
+    upload_step wait_if_shared(upload_state& st) {
+        if constexpr (!Set::hands_over_deferred) return upload_step::paused;
+        std::int64_t until = monotonic_ms() + opt_.body_timeout.count();
+        upload_step step = upload_step::paused;
+        while (step == upload_step::paused && monotonic_ms() < until) {
+            while (!st.resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
+            call_guarded([&] { step = st.offer_held(); }, [&] { step = upload_step::failed; });
+        }
+        return step == upload_step::paused ? upload_step::failed : step;
+    }
+
+    // The last piece was taken: the route answers (unless it did early), and the connection
+    // goes on as after any request.
+    void end_upload(conn& c) {
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
+        c.state = c.stream->then;
+        c.stream.reset();
+        if (st->answer == upload_answer::given) return;
+        st->answer = upload_answer::given;
+        bool close = st->close || serving_ == serving::until_stop;
+        response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
+        call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
+                     [&] {
+                         response_access::discard(res_);
+                         res_.status(500).text("Internal Server Error\n");
+                     });
+        if (!res_.sent()) res_.end();
+        if (response_access::streaming(res_)) start_stream(c);
+        else if (response_access::deferred(res_)) start_deferred(c);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
+    // client the status (unless it was answered early), and the connection closes.
+    void fail_upload(conn& c, parse_status error) {
+        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
+        st->abort();
+        c.stream.reset();
+        c.state = phase::reading;
+        int status = error == parse_status::complete ? 500 : *http_status(error);
+        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining);
+        else close_after_output(c, phase::draining);
+    }
+
+    fate on_upload_readable(conn& c) {
+        if (c.stream->upload->paused()) return await_piece(c);
+        ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
+        if (n <= 0) {
+            if (n < 0 && retry_later()) return fate::open;
+            return close(c);  // the client went mid-body: on_abort
+        }
+        auto len = static_cast<std::size_t>(n);
+        std::size_t used = feed_upload(c, scratch_.data(), len);
+        if (takes_requests(c.state)) used += serve(c, scratch_.data() + used, len - used);
+        keep_tail(c, scratch_.data(), true, len, used);
+        return after_write(c, writer_.flush(c));
+    }
+
+    // Paused: read nothing, and look for the resume once a tick.
+    fate await_piece(conn& c) {
+        bool paused = c.stream->upload->paused();
+        set_.watch(c, paused ? watch_none : watch_read);
+        arm(c, paused ? deadline_kind::paused : deadline_kind::body);
+        return fate::open;
+    }
+
+    fate on_pause_tick(conn& c) {
+        upload_state& st = *c.stream->upload;
+        if (!st.resume_requested()) {
+            if (time_.now_ms - st.paused_at_ms >= opt_.body_timeout.count()) return close(c);
+            arm(c, deadline_kind::paused);
+            return fate::open;
+        }
+        upload_step step = upload_step::failed;
+        call_guarded([&] { step = st.offer_held(); }, [] {});
+        on_step(c, step, parse_status::complete);
+        if (takes_requests(c.state)) {
+            std::size_t len = c.in.size();
+            std::size_t used = serve(c, c.in.data(), len);
+            keep_tail(c, c.in.data(), false, len, used);
+        }
+        return after_write(c, writer_.flush(c));
+    }
+
     // ---- deadlines ----------------------------------------------------------------------
 
     // Inlined so that a constant kind picks its duration at compile time.
@@ -608,6 +800,7 @@ private:
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
         case deadline_kind::deferred: return deferred_guard_ms();
+        case deadline_kind::paused: return set_.tick_ms();
         }
         return opt_.idle_timeout.count();
     }

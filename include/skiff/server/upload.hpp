@@ -1,0 +1,255 @@
+// Streamed request bodies: a route that takes its body in pieces as they arrive, instead of
+// buffered whole, with backpressure.
+//
+//   app.upload("PUT", "/files/:name", [](skiff::request& req, skiff::response&) {
+//       auto file = std::make_shared<std::ofstream>(path_for(req.param("name")), std::ios::binary);
+//       skiff::upload u;
+//       u.on_piece = [file](std::string_view p) { file->write(p.data(), p.size()); return skiff::piece_status::taken; };
+//       u.on_end = [file](skiff::response& res) { res.status(201).text("stored\n"); };
+//       u.on_abort = [file] { /* the client went, or the body was bad: remove the file */ };
+//       return u;
+//   });
+//
+// The route's function runs once the head is in, before any of the body is read (so before
+// 100 Continue is sent, when the client asked for it): it returns the callbacks, or answers
+// at once (an early answer: 401, 403, 507...) and the body is then skipped. The request it
+// is given is valid during that call only; copy what the callbacks need.
+//
+//   on_piece(bytes)  the next piece of the (decoded) body, in order, never empty. It returns
+//                    taken, or pause: the piece was not taken, the connection stops reading,
+//                    and the same piece is offered again after resumer().resume(), called from
+//                    any thread. A pause lasts at most options::body_timeout (then on_abort and
+//                    close); a resume is noticed within one tick of the server's timer wheel
+//                    (a tenth of the shortest deadline, 5-250 ms). Under the shared policy the
+//                    worker waits for it instead (other workers serve the other connections;
+//                    stop() waits for it too, up to body_timeout).
+//   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
+//   on_abort()       the client went, the body was malformed or passed max_body (413), a
+//                    callback threw, or the server stopped: no answer is owed. Not called after
+//                    on_end.
+//
+// Memory: the piece in hand (one read, at most 64 KiB and the head's leftover) is all a
+// streamed body holds, whatever its size; it is not counted in options::max_buffered.
+// options::max_body does not apply; upload::max_body does (413 before the body is read when
+// Content-Length says more, or as soon as a chunked body passes it). Deadlines: body_timeout
+// runs from the last piece read, not from the head. An early answer with a body still to come:
+// up to early_answer_drain (64 KiB) declared is read and discarded and the connection kept;
+// a larger or chunked one is answered with Connection: close and drained until the linger
+// deadline, as nginx's lingering close does.
+//
+// Not here: the reading itself (server/session.hpp), the multipart framing (http/multipart.hpp;
+// multipart_upload below connects the two).
+#ifndef SKIFF_SERVER_UPLOAD_HPP
+#define SKIFF_SERVER_UPLOAD_HPP
+
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/http/chunked.hpp"
+#include "skiff/http/multipart.hpp"
+#include "skiff/http/parse_status.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/request_head.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/router/router.hpp"
+
+#include <atomic>       // a resume, from any thread
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
+#include <functional>   // std::function callbacks
+#include <memory>       // std::shared_ptr
+#include <string>       // a piece not taken
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff {
+
+enum class piece_status : std::uint8_t {
+    taken,  // the handler is done with the piece
+    pause,  // not taken: stop reading, offer it again after resume()
+};
+
+namespace detail {
+struct upload_state;
+struct upload_control {
+    std::atomic<bool> resumed{false};
+};
+} // namespace detail
+
+// Resumes a paused upload; from any thread, any number of times; a no-op once it has ended.
+class upload_resumer {
+public:
+    upload_resumer() = default;
+    void resume() const noexcept {
+        if (control_) control_->resumed.store(true, std::memory_order_release);
+    }
+
+private:
+    friend class upload;
+    explicit upload_resumer(std::shared_ptr<detail::upload_control> c) : control_(std::move(c)) {}
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+class upload {
+public:
+    static constexpr std::uint64_t no_limit = ~std::uint64_t{0};
+
+    std::function<piece_status(std::string_view)> on_piece;
+    std::function<void(response&)> on_end;
+    std::function<void()> on_abort;
+    std::uint64_t max_body = no_limit;  // larger bodies: 413 and on_abort
+
+    // The handle a paused on_piece gives whoever will resume it: take it before pausing.
+    upload_resumer resumer() {
+        if (!control_) control_ = std::make_shared<detail::upload_control>();
+        return upload_resumer(control_);
+    }
+
+private:
+    friend struct detail::upload_state;
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+// What a route that streams its body runs when its head is in.
+using upload_handler = std::function<upload(request&, response&)>;
+
+namespace detail {
+
+// Declared bodies up to this are read and dropped after an early answer, keeping the connection.
+constexpr std::uint64_t early_answer_drain = 64 * 1024;
+
+enum class upload_step : std::uint8_t { more, paused, ended, failed };
+enum class upload_answer : std::uint8_t { pending, given };  // given: answered early, body dropped
+enum class body_progress : std::uint8_t { arriving, complete };
+
+struct upload_feed {
+    std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
+    upload_step step;
+    parse_status error = parse_status::complete;  // failed: the status to answer
+};
+
+// One streamed body in progress: the route's callbacks, where the body is, the piece in hand.
+struct upload_state {
+    skiff::upload u;
+    parse_limits limits;  // max_body bounds each chunk; max_header_bytes the trailers
+    body_framing framing = body_framing::length;
+    std::uint64_t left = 0;      // length: body bytes still to come
+    std::uint64_t received = 0;  // decoded body bytes so far
+    chunked_decoder chunked;
+    std::string held;            // a piece offered and not taken (paused)
+    body_progress progress = body_progress::arriving;
+    upload_answer answer = upload_answer::pending;
+    std::int64_t paused_at_ms = 0;
+    // What the answer needs of the request, whose head is gone by then.
+    bool head_request = false;
+    bool http10 = false;
+    bool close = false;
+
+    static void destroy(upload_state* s) noexcept { delete s; }
+
+    bool paused() const noexcept { return !held.empty(); }
+    bool resume_requested() noexcept {
+        return u.control_ && u.control_->resumed.exchange(false, std::memory_order_acq_rel);
+    }
+
+    // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
+    upload_feed feed(char* data, std::size_t len) {
+        std::size_t used = len;
+        std::size_t n = 0;
+        if (framing == body_framing::length) {
+            n = len < left ? len : static_cast<std::size_t>(left);
+            used = n;
+            left -= n;
+            if (left == 0) progress = body_progress::complete;
+        } else {
+            std::size_t end = 0;
+            parse_status s = chunked.decode(data, len, limits, end);
+            if (s != parse_status::incomplete && s != parse_status::complete) return {len, upload_step::failed, s};
+            n = chunked.take();
+            if (s == parse_status::complete) {
+                used = end;
+                progress = body_progress::complete;
+            }
+        }
+        received += n;
+        if (received > u.max_body) return {used, upload_step::failed, parse_status::content_too_large};
+        if (n != 0 && offer({data, n}) == piece_status::pause) {
+            held.assign(data, n);
+            return {used, upload_step::paused};
+        }
+        return {used, next_step()};
+    }
+
+    // After a resume: the held piece again.
+    upload_step offer_held() {
+        if (offer(held) == piece_status::pause) return upload_step::paused;
+        held.clear();
+        return next_step();
+    }
+
+    // No answer is owed any more: the handler hears it once.
+    void abort() noexcept {
+        if (answer != upload_answer::pending || !u.on_abort) return;
+        std::function<void()> f = std::move(u.on_abort);
+        u.on_abort = nullptr;
+        call_guarded([&] { f(); }, [] {});
+    }
+
+private:
+    piece_status offer(std::string_view piece) { return u.on_piece ? u.on_piece(piece) : piece_status::taken; }
+    upload_step next_step() const noexcept {
+        return progress == body_progress::complete ? upload_step::ended : upload_step::more;
+    }
+};
+
+// The router's handler for a streamed route. Run by the session with a state lent to the
+// response, it leaves the callbacks there; run for a request without a body (or with one
+// already buffered: a HEAD or a bodiless PUT), it calls them at once.
+inline handler upload_route(upload_handler fn) {
+    return [fn = std::move(fn)](request& req, response& res) {
+        upload u = fn(req, res);
+        if (res.sent()) return;
+        if (upload_state* slot = response_access::upload(res)) {
+            slot->u = std::move(u);
+            response_access::lend_upload(res, nullptr);  // tells the session it was filled
+            return;
+        }
+        if (!req.body().empty() && u.on_piece) (void)u.on_piece(req.body());
+        if (u.on_end) u.on_end(res);
+    };
+}
+
+template <class Sink>
+auto abort_sink(Sink& s, int) -> decltype(s.on_abort(), void()) {
+    s.on_abort();
+}
+template <class Sink>
+void abort_sink(Sink&, long) {}
+
+} // namespace detail
+
+// Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
+// on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
+// sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
+// on_abort() when it has one. The parser and sink live as
+// long as the upload's callbacks. A body that breaks the framing is still read to its end
+// (bounded by max_body), and the sink hears nothing after the break.
+template <class Sink>
+upload multipart_upload(std::string_view boundary, Sink sink,
+                        std::function<void(response&, Sink&, multipart_status)> done) {
+    struct state {
+        multipart_parser parser;
+        Sink sink;
+    };
+    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink)});
+    upload u;
+    u.on_piece = [st](std::string_view piece) {
+        st->parser.feed(piece, st->sink);
+        return piece_status::taken;
+    };
+    u.on_end = [st, done = std::move(done)](response& res) { done(res, st->sink, st->parser.finish()); };
+    u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
+    return u;
+}
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_UPLOAD_HPP

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""End-to-end check of examples/upload, as a user would check it: start it on a free port with
+DIR set to a fresh directory, then PUT 3 MiB to /files/big.bin (201, the byte count as text,
+the same bytes on disk); PUT a chunked body; POST a multipart form with a field and two files
+(the JSON list, the files on disk); PUT names with "..", an encoded "/" and an encoded NUL,
+and a form file named "../x", all refused 400 with nothing written outside DIR.
+Usage: upload_test.py BINARY"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from annotated_loop_test import expect, free_port, read_until  # noqa: E402
+
+
+def response_complete(data):
+    if b"\r\n\r\n" not in data:
+        return False
+    head, body = data.split(b"\r\n\r\n", 1)
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return len(body) >= int(line.split(b":", 1)[1])
+    return False
+
+
+def exchange(port, head, body_pieces=()):
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(head)
+        for piece in body_pieces:
+            s.sendall(piece)
+        data = read_until(s, response_complete, 10.0)
+    status = int(data[9:12]) if len(data) >= 12 else 0
+    head, _, body = data.partition(b"\r\n\r\n")
+    return status, head, body
+
+
+def put(port, path, body, chunk=256 * 1024):
+    head = f"PUT {path} HTTP/1.1\r\nHost: t\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    return exchange(port, head, (body[i:i + chunk] for i in range(0, len(body), chunk)))
+
+
+def put_chunked(port, path, body, chunk=10_000):
+    head = f"PUT {path} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+    pieces = [b"%x\r\n" % len(body[i:i + chunk]) + body[i:i + chunk] + b"\r\n" for i in range(0, len(body), chunk)]
+    return exchange(port, head, pieces + [b"0\r\n\r\n"])
+
+
+def multipart(parts, boundary="skiffBoundary42"):
+    out = b""
+    for name, filename, data in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename is not None else "")
+        out += f"--{boundary}\r\nContent-Disposition: {disposition}\r\n".encode()
+        if filename is not None:
+            out += b"Content-Type: application/octet-stream\r\n"
+        out += b"\r\n" + data + b"\r\n"
+    return out + f"--{boundary}--\r\n".encode(), boundary
+
+
+def post_form(port, parts):
+    body, boundary = multipart(parts)
+    head = (f"POST /form HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    return exchange(port, head, (body[i:i + 65536] for i in range(0, len(body), 65536)))
+
+
+def main():
+    port = free_port()
+    root = tempfile.mkdtemp(prefix="skiff_upload_")
+    target = os.path.join(root, "files")  # created by the example
+    env = dict(os.environ, PORT=str(port), DIR=target)
+    server = subprocess.Popen([sys.argv[1]], env=env, stdout=subprocess.PIPE)
+    passed = 0
+    try:
+        expect(b"serving" in server.stdout.readline(), "the example says where it serves")
+        big = os.urandom(3 * 1024 * 1024)
+        status, _, body = put(port, "/files/big.bin", big)
+        expect(status == 201 and body == str(len(big)).encode(), f"PUT 3 MiB: {status} {body!r}")
+        with open(os.path.join(target, "big.bin"), "rb") as f:
+            expect(f.read() == big, "the stored file is the bytes sent")
+        passed += 1
+
+        small = os.urandom(123_457)
+        status, _, body = put_chunked(port, "/files/chunked.bin", small)
+        expect(status == 201 and body == str(len(small)).encode(), f"PUT chunked: {status} {body!r}")
+        with open(os.path.join(target, "chunked.bin"), "rb") as f:
+            expect(f.read() == small, "the chunked file is the bytes sent")
+        passed += 1
+
+        a, b = b"hello\n", os.urandom(200_000)
+        status, head, body = post_form(port, [("field", None, b"value"), ("one", "a.txt", a), ("two", "b.bin", b)])
+        expect(status == 200 and b"application/json" in head, f"POST /form: {status} {head!r}")
+        listed = json.loads(body)
+        expect(listed == [{"name": "field", "filename": "", "size": 5},
+                          {"name": "one", "filename": "a.txt", "size": len(a)},
+                          {"name": "two", "filename": "b.bin", "size": len(b)}], f"the form's parts: {listed}")
+        for name, data in (("a.txt", a), ("b.bin", b)):
+            with open(os.path.join(target, name), "rb") as f:
+                expect(f.read() == data, f"{name} is the part's content")
+        passed += 1
+
+        for path in ("/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/a%00b", "/files/..x"):
+            status, _, _ = put(port, path, b"nope")
+            expect(status == 400, f"PUT {path}: {status}, not 400")
+        status, _, _ = post_form(port, [("f", "../escaped.txt", b"nope")])
+        expect(status == 400, f"a form file named ../escaped.txt: {status}, not 400")
+        expect(not os.path.exists(os.path.join(root, "escaped.txt")), "nothing was written outside DIR")
+        expect(sorted(os.listdir(target)) == ["a.txt", "b.bin", "big.bin", "chunked.bin"],
+               f"only the accepted files are in DIR: {sorted(os.listdir(target))}")
+        passed += 1
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"upload example: {passed} checks passed")
+
+
+if __name__ == "__main__":
+    main()
