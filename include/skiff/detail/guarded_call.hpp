@@ -6,6 +6,10 @@
 
 #include "skiff/config.hpp"
 
+#if SKIFF_HAS_EXCEPTIONS
+#include <exception>  // std::exception, for what() in an error hook
+#endif
+
 namespace skiff::detail {
 
 #if SKIFF_HAS_EXCEPTIONS
@@ -17,11 +21,24 @@ void call_guarded(Fn&& fn, OnError&& on_error) {
         on_error();
     }
 }
+
+// Inside call_guarded's on_error: what the exception in flight says, for an error hook.
+inline const char* describe_current_exception() noexcept {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
 #else
 template <class Fn, class OnError>
 void call_guarded(Fn&& fn, OnError&&) {
     fn();
 }
+
+inline const char* describe_current_exception() noexcept { return "unknown exception"; }
 #endif // SKIFF_HAS_EXCEPTIONS
 
 } // namespace skiff::detail

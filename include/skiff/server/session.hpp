@@ -40,12 +40,15 @@
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/hooks.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/memory_budget.hpp"
 #include "skiff/server/options.hpp"
+#include "skiff/server/report.hpp"
 #include "skiff/server/writer.hpp"
 
+#include <chrono>        // std::chrono::steady_clock, for a response hook
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
@@ -88,6 +91,8 @@ public:
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
+    // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
+    void number(std::size_t loop) noexcept { loop_ = loop; }
     // This loop's share of options::max_buffered (sharded: the runner splits it).
     void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
@@ -141,7 +146,7 @@ public:
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
         forget_if_waiting(c);
-        answer_error(c, 408, phase::closing);  // the client is not sending: no draining
+        answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         release_in(c);
         return after_write(c, writer_.flush(c));
     }
@@ -170,6 +175,7 @@ public:
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
         return fate::closed;
     }
 
@@ -179,11 +185,13 @@ public:
     // that waited behind it.
     fate on_answer(conn& c, deferred_state& s) {
         bool close = final_phase(c) >= phase::closing;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
         res_.status(s.status);
         for (auto& f : s.fields) res_.header(f.first, f.second);
         if (s.kind == answer_kind::push) return start_push(c, s);
         res_.body(s.body, s.content_type);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
         finish_deferred(c, s);
         return after_write(c, writer_.flush(c));
@@ -293,7 +301,7 @@ private:
             parse_result r = c.parser.parse(buf + used, len - used, head, request_access::fields(req_), limits_);
             if (r.status == parse_status::complete) {
                 c.state = phase::reading;  // a body phase, if any, is over
-                respond(c);
+                respond(c, r.consumed);
                 used += r.consumed;
                 c.parser.reset();
                 c.deadline = deadline_kind::idle;  // a request that follows starts its own deadline
@@ -303,7 +311,7 @@ private:
                 on_partial(c, head);
                 break;
             }
-            answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
+            answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
         }
         return used;
     }
@@ -325,11 +333,18 @@ private:
             return;
         }
         head.keep_alive = false;  // the unsent body would follow: say so, and close after
-        respond(c);               // 404 or 405 now, without reading a body the client has not sent
+        respond(c, 0);            // 404 or 405 now, without reading a body the client has not sent
         close_after_output(c, phase::draining);
     }
 
-    void respond(conn& c) {
+    // `received`: the request's bytes, for a response hook. With no hook set this is one test
+    // of an empty std::function.
+    SKIFF_ALWAYS_INLINE void respond(conn& c, std::size_t received) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) return respond_observed(c, received);
+        answer_request(c);
+    }
+
+    SKIFF_ALWAYS_INLINE void answer_request(conn& c) {
         request_head& head = request_access::head(req_);
         request_access::reset(req_);
         bool close = !head.keep_alive || serving_ == serving::until_stop;
@@ -337,6 +352,7 @@ private:
                                head.version_minor == 0);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
+                         on_handler_error();
                          response_access::discard(res_);
                          res_.status(500).text("Internal Server Error\n");
                      });
@@ -344,6 +360,51 @@ private:
         if (response_access::streaming(res_)) start_stream(c);
         else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // The handler threw: the error hook sees what it threw and the request, before the 500.
+    SKIFF_NOINLINE void on_handler_error() {
+        outcome_ = rejection::handler_exception;
+        if (!opt_.on_error) return;
+        const char* what = describe_current_exception();
+        call_guarded([&] { opt_.on_error(what, req_); }, [] {});
+    }
+
+    // respond() with a response hook: the answer is timed and measured, then reported (a
+    // deferred one when it comes, in on_answer).
+    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
+        std::size_t start = writer_.batch().size();
+        outcome_ = rejection::none;
+        auto began = std::chrono::steady_clock::now();
+        answer_request(c);
+        auto took = std::chrono::steady_clock::now() - began;
+        if (c.state == phase::deferred) return;
+        const request_head& head = request_access::head(req_);
+        response_event e;
+        e.reason = outcome_;
+        e.status = res_.status();
+        e.bytes_sent = writer_.batch().size() - start;
+        e.bytes_received = received;
+        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+        e.method = head.method_name;
+        e.target = head.target;
+        e.version = version_text(head.version_minor);
+        report(c, e);
+    }
+
+    // A deferred answer, now written: its request is gone, so only what the answer says.
+    SKIFF_NOINLINE void report_deferred(conn& c, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        report(c, e);
+    }
+
+    void report(conn& c, response_event& e) {
+        peer_text peer(c.fd);
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
     }
 
     void start_stream(conn& c) {
@@ -357,7 +418,9 @@ private:
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
-    void answer_error(conn& c, int status, phase how) {
+    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, false, true, false);
         std::string_view reason = reason_phrase(status);
         char text[64];
@@ -366,6 +429,17 @@ private:
         text[n++] = '\n';
         res_.status(status).text({text, n});
         close_after_output(c, how);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
+    }
+
+    SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
+        response_event e;
+        e.reason = why;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.bytes_received = input.size();
+        describe_request_line(input, opt_.max_request_line, e);
+        report(c, e);
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -613,6 +687,8 @@ private:
     std::size_t head_capacity_ = 0;
     memory_budget<conn> budget_;
     serving serving_ = serving::normally;
+    rejection outcome_ = rejection::none;  // the current answer's, for a response hook
+    std::size_t loop_ = 0;
 };
 
 } // namespace skiff::detail
