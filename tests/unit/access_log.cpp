@@ -86,3 +86,18 @@ TEST_CASE("every rejection has a name") {
     CHECK(std::string(skiff::to_string(skiff::rejection::bad_request_line)) == "bad_request_line");
     CHECK(std::string(skiff::to_string(skiff::rejection::connection_limit)) == "connection_limit");
 }
+
+TEST_CASE("log times: leap days, year ends and the epoch, in UTC") {
+    auto iso = [](std::time_t t) {
+        std::string out;
+        skiff::detail::append_iso_time(out, t);
+        return out;
+    };
+    CHECK(iso(0) == "1970-01-01T00:00:00Z");
+    CHECK(iso(951782400) == "2000-02-29T00:00:00Z");
+    CHECK(iso(1735689599) == "2024-12-31T23:59:59Z");
+    CHECK(iso(-1) == "1969-12-31T23:59:59Z");
+    std::string clf;
+    skiff::detail::append_clf_time(clf, 951782400);
+    CHECK(clf == "29/Feb/2000:00:00:00 +0000");
+}

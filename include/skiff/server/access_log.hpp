@@ -22,8 +22,7 @@
 
 #include <chrono>       // std::chrono::microseconds
 #include <cstdint>      // std::uint8_t
-#include <cstdio>       // std::snprintf
-#include <ctime>        // std::time_t, gmtime_r, strftime
+#include <ctime>        // std::time_t, std::time
 #include <functional>   // std::function sink and hook
 #include <string>       // the line
 #include <string_view>  // std::string_view
@@ -63,19 +62,74 @@ inline void append_clf_escaped(std::string& out, std::string_view s) {
     }
 }
 
-inline std::string_view format_time(std::time_t when, const char* pattern, char (&buf)[40]) noexcept {
-    std::tm t{};
-    gmtime_r(&when, &t);
-    return {buf, std::strftime(buf, sizeof buf, pattern, &t)};
+// A UTC time broken down by hand (the civil-from-days algorithm of H. Hinnant's date
+// library, in its public description): gmtime_r and strftime cost about 1,200 instructions a
+// line (callgrind, observed_app), this a few dozen.
+struct utc_time {
+    int year, month, day, hour, minute, second;  // month 1-12
+};
+
+inline utc_time utc_of(std::time_t when) noexcept {
+    long long t = static_cast<long long>(when);
+    long long days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
+    long long secs = t - days * 86400;
+    long long z = days + 719468;
+    long long era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long long mp = (5 * doy + 2) / 153;
+    int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+    int year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+    return {year, month, static_cast<int>(doy - (153 * mp + 2) / 5 + 1), static_cast<int>(secs / 3600),
+            static_cast<int>(secs / 60 % 60), static_cast<int>(secs % 60)};
+}
+
+inline void append_digits(std::string& out, int v, int width) {
+    char d[8];
+    for (int i = width - 1; i >= 0; --i, v /= 10) d[i] = static_cast<char>('0' + v % 10);
+    out.append(d, static_cast<std::size_t>(width));
+}
+
+// 10/Oct/2000:13:55:36 +0000
+inline void append_clf_time(std::string& out, std::time_t when) {
+    static constexpr const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    utc_time t = utc_of(when);
+    append_digits(out, t.day, 2);
+    out.append("/").append(months[t.month - 1]).append("/");
+    append_digits(out, t.year, 4);
+    for (int v : {t.hour, t.minute, t.second}) {
+        out += ':';
+        append_digits(out, v, 2);
+    }
+    out.append(" +0000");
+}
+
+// 2000-10-10T13:55:36Z
+inline void append_iso_time(std::string& out, std::time_t when) {
+    utc_time t = utc_of(when);
+    append_digits(out, t.year, 4);
+    out += '-';
+    append_digits(out, t.month, 2);
+    out += '-';
+    append_digits(out, t.day, 2);
+    out += 'T';
+    append_digits(out, t.hour, 2);
+    out += ':';
+    append_digits(out, t.minute, 2);
+    out += ':';
+    append_digits(out, t.second, 2);
+    out += 'Z';
 }
 
 } // namespace detail
 
 // e as one Common Log Format line, appended to out.
 inline void append_common_log(std::string& out, const response_event& e, std::time_t when) {
-    char stamp[40];
     out.append(detail::peer_host(e.peer)).append(" - - [");
-    out.append(detail::format_time(when, "%d/%b/%Y:%H:%M:%S +0000", stamp)).append("] \"");
+    detail::append_clf_time(out, when);
+    out.append("] \"");
     if (e.method.empty()) {
         out += '-';
     } else {
@@ -90,14 +144,15 @@ inline void append_common_log(std::string& out, const response_event& e, std::ti
 
 // e as one JSON object (one line), appended to out.
 inline void append_json_log(std::string& out, const response_event& e, std::time_t when) {
-    char stamp[40];
     auto field = [&out](const char* name, std::string_view text) {
         out.append(name);
         append_json_escaped(out, text);
         out += '"';
     };
     field("{\"remote\":\"", e.peer);
-    field(",\"time\":\"", detail::format_time(when, "%Y-%m-%dT%H:%M:%SZ", stamp));
+    out.append(",\"time\":\"");
+    detail::append_iso_time(out, when);
+    out += '"';
     field(",\"method\":\"", e.method);
     field(",\"target\":\"", e.target);
     out.append(",\"status\":").append(std::to_string(e.status));

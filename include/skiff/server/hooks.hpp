@@ -103,10 +103,22 @@ public:
     std::string_view view() const noexcept { return {text_, size_}; }
 
 private:
+    // By hand: inet_ntop and snprintf cost about 1,400 instructions an address (callgrind).
     void ipv4(const sockaddr_in& a) noexcept {
-        char host[INET_ADDRSTRLEN];
-        if (::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host) == nullptr) return;
-        finish(std::snprintf(text_, sizeof text_, "%s:%u", host, unsigned{ntohs(a.sin_port)}));
+        const auto* b = reinterpret_cast<const unsigned char*>(&a.sin_addr);
+        for (int i = 0; i < 4; ++i) {
+            if (i != 0) text_[size_++] = '.';
+            decimal(b[i]);
+        }
+        text_[size_++] = ':';
+        decimal(ntohs(a.sin_port));
+    }
+    void decimal(unsigned v) noexcept {
+        char digits[5];
+        std::size_t n = 0;
+        do digits[n++] = static_cast<char>('0' + v % 10);
+        while ((v /= 10) != 0);
+        while (n != 0) text_[size_++] = digits[--n];
     }
     void ipv6(const sockaddr_in6& a) noexcept {
         char host[INET6_ADDRSTRLEN];

@@ -7,7 +7,6 @@
 #ifndef SKIFF_SERVER_REPORT_HPP
 #define SKIFF_SERVER_REPORT_HPP
 
-#include "skiff/detail/scan.hpp"
 #include "skiff/http/head_parser.hpp"
 #include "skiff/http/parse_status.hpp"
 #include "skiff/http/request_head.hpp"
@@ -39,13 +38,17 @@ constexpr rejection rejection_for(parse_status s) noexcept {
 constexpr std::string_view version_text(std::uint8_t minor) noexcept { return minor == 0 ? "HTTP/1.0" : "HTTP/1.1"; }
 
 // Fills e's method, target and version from the request line at the start of input when it
-// is well-formed (and then a 400 is the header's fault); the views point into input.
-inline void describe_request_line(std::string_view input, std::size_t max_request_line, response_event& e) noexcept {
+// is well-formed (and then a 400 is the header's fault); the views point into input. Only the
+// line and its CRLF are handed to parse_head(), so a good line leaves the fields incomplete.
+// parse_head() rather than the request-line parser itself: a second caller of that changed
+// how GCC inlines it into the hot path (measured: 22 instructions a request, contract app).
+inline void describe_request_line(std::string_view input, const parse_limits& limits, response_event& e) noexcept {
+    std::size_t start = input.find_first_not_of("\r\n");
+    std::size_t line_end = start == std::string_view::npos ? start : input.find('\n', start);
+    if (line_end == std::string_view::npos) return;
     request_head h;
-    const char* p = input.data();
-    const char* end = cap(p, input.data() + input.size(), saturating_add(max_request_line, 2));
-    if (skip_empty_lines(p, end) != parse_status::complete) return;
-    if (parse_request_line(p, end, h) != parse_status::complete) return;
+    header_field none[1];
+    if (parse_head(input.data(), line_end + 1, h, none, limits).status != parse_status::incomplete) return;
     e.method = h.method_name;
     e.target = h.target;
     e.version = version_text(h.version_minor);

@@ -438,7 +438,7 @@ private:
         e.status = res_.status();
         e.bytes_sent = bytes;
         e.bytes_received = input.size();
-        describe_request_line(input, opt_.max_request_line, e);
+        describe_request_line(input, limits_, e);
         report(c, e);
     }
 
