@@ -18,10 +18,11 @@
 #define SKIFF_SERVER_ACCESS_LOG_HPP
 
 #include "skiff/http/json_escape.hpp"
+#include "skiff/http/response.hpp"
 #include "skiff/server/hooks.hpp"
 
 #include <chrono>       // std::chrono::microseconds
-#include <cstdint>      // std::uint8_t
+#include <cstdint>      // std::uint8_t, std::uint64_t
 #include <ctime>        // std::time_t, std::time
 #include <functional>   // std::function sink and hook
 #include <string>       // the line
@@ -48,18 +49,31 @@ inline std::string_view peer_host(std::string_view peer) noexcept {
 
 // A request-line part inside CLF's quotes: '"', '\\' and bytes outside printable ASCII
 // escaped as \xHH (Apache does the same), so a line cannot be forged or broken.
+// Runs of plain bytes are appended whole (a parsed target is nearly always one run).
 inline void append_clf_escaped(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
-    for (char ch : s) {
+    auto plain = [](char ch) {
         auto b = static_cast<unsigned char>(ch);
-        if (b >= 0x20 && b < 0x7f && ch != '"' && ch != '\\') {
-            out += ch;
-            continue;
-        }
-        out += "\\x";
-        out += hex[b >> 4];
-        out += hex[b & 0xf];
+        return b >= 0x20 && b < 0x7f && ch != '"' && ch != '\\';
+    };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t run = i;
+        while (run < s.size() && plain(s[run])) ++run;
+        out.append(s.data() + i, run - i);
+        if (run == s.size()) return;
+        auto b = static_cast<unsigned char>(s[run]);
+        const char escaped[] = {'\\', 'x', hex[b >> 4], hex[b & 0xf]};
+        out.append(escaped, sizeof escaped);
+        i = run + 1;
     }
+}
+
+inline void append_decimal(std::string& out, std::uint64_t v) {
+    char digits[head_text::max_decimal_digits];
+    char* end = digits + sizeof digits;
+    char* first = format_decimal(end, v);
+    out.append(first, static_cast<std::size_t>(end - first));
 }
 
 // A UTC time broken down by hand (the civil-from-days algorithm of H. Hinnant's date
@@ -110,16 +124,12 @@ inline void append_clf_time(std::string& out, std::time_t when) {
 inline void append_iso_time(std::string& out, std::time_t when) {
     utc_time t = utc_of(when);
     append_digits(out, t.year, 4);
-    out += '-';
-    append_digits(out, t.month, 2);
-    out += '-';
-    append_digits(out, t.day, 2);
-    out += 'T';
-    append_digits(out, t.hour, 2);
-    out += ':';
-    append_digits(out, t.minute, 2);
-    out += ':';
-    append_digits(out, t.second, 2);
+    const int rest[] = {t.month, t.day, t.hour, t.minute, t.second};
+    const char before[] = {'-', '-', 'T', ':', ':'};
+    for (int i = 0; i < 5; ++i) {
+        out += before[i];
+        append_digits(out, rest[i], 2);
+    }
     out += 'Z';
 }
 
@@ -139,7 +149,10 @@ inline void append_common_log(std::string& out, const response_event& e, std::ti
         out += ' ';
         out.append(e.version);
     }
-    out.append("\" ").append(std::to_string(e.status)).append(" ").append(std::to_string(e.bytes_sent));
+    out.append("\" ");
+    detail::append_decimal(out, static_cast<std::uint64_t>(e.status));
+    out += ' ';
+    detail::append_decimal(out, e.bytes_sent);
 }
 
 // e as one JSON object (one line), appended to out.
@@ -155,10 +168,13 @@ inline void append_json_log(std::string& out, const response_event& e, std::time
     out += '"';
     field(",\"method\":\"", e.method);
     field(",\"target\":\"", e.target);
-    out.append(",\"status\":").append(std::to_string(e.status));
-    out.append(",\"bytes\":").append(std::to_string(e.bytes_sent));
+    out.append(",\"status\":");
+    detail::append_decimal(out, static_cast<std::uint64_t>(e.status));
+    out.append(",\"bytes\":");
+    detail::append_decimal(out, e.bytes_sent);
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(e.duration).count();
-    out.append(",\"duration_us\":").append(std::to_string(us));
+    out.append(",\"duration_us\":");
+    detail::append_decimal(out, static_cast<std::uint64_t>(us < 0 ? 0 : us));
     field(",\"reason\":\"", to_string(e.reason));
     out += '}';
 }

@@ -138,7 +138,7 @@ private:
         if (n > 0) size_ = static_cast<std::size_t>(n) < sizeof text_ ? static_cast<std::size_t>(n) : sizeof text_ - 1;
     }
 
-    char text_[128] = {};
+    char text_[128];  // text_[0, size_) is set; not zeroed, since a hook pays for each byte
     std::size_t size_ = 0;
 };
 
