@@ -508,15 +508,32 @@ private:
 #define SKIFF_DETAIL_GUARDED_CALL_HPP
 
 
+#if SKIFF_HAS_EXCEPTIONS
+#include <exception>  // std::exception, for what() in an error hook
+#endif
+
 namespace skiff::detail {
 
 #if SKIFF_HAS_EXCEPTIONS
+// Inlined by force: with a second caller of the session's own instance (its response hook's
+// path) GCC called it instead, 16 instructions a request (callgrind, contract app).
 template <class Fn, class OnError>
-void call_guarded(Fn&& fn, OnError&& on_error) {
+SKIFF_ALWAYS_INLINE void call_guarded(Fn&& fn, OnError&& on_error) {
     try {
         fn();
     } catch (...) {
         on_error();
+    }
+}
+
+// Inside call_guarded's on_error: what the exception in flight says, for an error hook.
+inline const char* describe_current_exception() noexcept {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown exception";
     }
 }
 #else
@@ -524,6 +541,8 @@ template <class Fn, class OnError>
 void call_guarded(Fn&& fn, OnError&&) {
     fn();
 }
+
+inline const char* describe_current_exception() noexcept { return "unknown exception"; }
 #endif // SKIFF_HAS_EXCEPTIONS
 
 } // namespace skiff::detail
@@ -5863,6 +5882,156 @@ private:
 
 #endif // SKIFF_ROUTER_ROUTER_HPP
 // end skiff/router/router.hpp
+// begin skiff/server/hooks.hpp
+// What the server tells a program about the answers it sends: one response_event per response
+// (the handlers' and the server's own rejections alike), the reason the server rejected a
+// request, and connections opening and closing. The hooks themselves are options fields
+// (options.hpp), set through basic_server::on_response, on_error and serve_metrics.
+//
+//   app.on_response([](const skiff::response_event& e) {
+//       if (e.reason != skiff::rejection::none) std::fprintf(stderr, "%s\n", skiff::to_string(e.reason));
+//   });
+//
+// When a hook is called (docs/api.md says it for users): on the loop thread that served the
+// connection, after the response's bytes are queued and before they are written; under sharded
+// and shared, from several threads at once, so a hook must be safe to call concurrently.
+// Nothing here is compiled into the hot path: the session tests one std::function per request
+// and builds an event only when it is set.
+//
+// Not here: the access log and metrics built on these (access_log.hpp, metrics.hpp).
+#ifndef SKIFF_SERVER_HOOKS_HPP
+#define SKIFF_SERVER_HOOKS_HPP
+
+#include <arpa/inet.h>   // inet_ntop
+#include <chrono>        // std::chrono::nanoseconds
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint8_t
+#include <cstdio>        // std::snprintf
+#include <cstring>       // std::strlen
+#include <netinet/in.h>  // sockaddr_in, sockaddr_in6
+#include <string_view>   // std::string_view
+#include <sys/socket.h>  // getpeername
+#include <sys/un.h>      // sockaddr_un
+
+namespace skiff {
+
+// Why the server answered a request itself; none for a handler's answer (404 and 405 included).
+enum class rejection : std::uint8_t {
+    none,
+    bad_request_line,       // 400: the request line is malformed
+    bad_header,             // 400: a field line or the framing fields are (smuggling guards included)
+    uri_too_long,           // 414
+    header_too_large,       // 431: the header section or the count of fields is over its limit
+    body_too_large,         // 413
+    expectation_failed,     // 417
+    not_implemented,        // 501: a transfer coding other than chunked
+    version_not_supported,  // 505
+    timeout,                // 408: the head or the body did not arrive within its deadline
+    connection_limit,       // 503 at accept: options::max_connections reached
+    stopping,               // 503 at accept: the server is stopping
+    handler_exception,      // 500: the handler threw (on_error saw it first)
+};
+inline constexpr std::size_t rejection_count = static_cast<std::size_t>(rejection::handler_exception) + 1;
+
+constexpr const char* to_string(rejection r) noexcept {
+    switch (r) {
+    case rejection::none: return "none";
+    case rejection::bad_request_line: return "bad_request_line";
+    case rejection::bad_header: return "bad_header";
+    case rejection::uri_too_long: return "uri_too_long";
+    case rejection::header_too_large: return "header_too_large";
+    case rejection::body_too_large: return "body_too_large";
+    case rejection::expectation_failed: return "expectation_failed";
+    case rejection::not_implemented: return "not_implemented";
+    case rejection::version_not_supported: return "version_not_supported";
+    case rejection::timeout: return "timeout";
+    case rejection::connection_limit: return "connection_limit";
+    case rejection::stopping: return "stopping";
+    case rejection::handler_exception: return "handler_exception";
+    }
+    return "none";
+}
+
+// One response, as the server queued it. The views are valid during the hook call only.
+struct response_event {
+    rejection reason = rejection::none;
+    int status = 0;
+    std::size_t bytes_sent = 0;      // head and body as queued; a stream's head only (its body follows later)
+    std::size_t bytes_received = 0;  // the request's bytes (head and body); for a rejection, those read so far
+    // From the parsed request to the response queued (the handler chain's time); 0 for a
+    // rejection and a deferred answer, whose start is not kept.
+    std::chrono::nanoseconds duration{0};
+    std::string_view method;   // empty when the request line was not parsed
+    std::string_view target;   // as sent; empty likewise
+    std::string_view version;  // "HTTP/1.1" or "HTTP/1.0"; empty likewise
+    std::string_view peer;     // "127.0.0.1:54321", "[::1]:54321", or the Unix socket's path
+    std::size_t loop = 0;      // which loop served it: 0 under single, the worker under sharded and shared
+};
+
+// Connections opening and closing, for a gauge of those open (metrics.hpp).
+enum class connection_change : std::uint8_t { opened, closed };
+
+namespace detail {
+
+// The peer of a connected socket as text, formatted only when a hook asks. A Unix client has
+// no name of its own, so the socket's (the listener's path) stands for it.
+class peer_text {
+public:
+    explicit peer_text(int fd) noexcept {
+        sockaddr_storage a{};
+        socklen_t n = sizeof a;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) return;
+        if (a.ss_family == AF_INET) ipv4(reinterpret_cast<const sockaddr_in&>(a));
+        else if (a.ss_family == AF_INET6) ipv6(reinterpret_cast<const sockaddr_in6&>(a));
+        else if (a.ss_family == AF_UNIX) local(fd);
+    }
+    std::string_view view() const noexcept { return {text_, size_}; }
+
+private:
+    // By hand: inet_ntop and snprintf cost about 1,400 instructions an address (callgrind).
+    void ipv4(const sockaddr_in& a) noexcept {
+        const auto* b = reinterpret_cast<const unsigned char*>(&a.sin_addr);
+        for (int i = 0; i < 4; ++i) {
+            if (i != 0) text_[size_++] = '.';
+            decimal(b[i]);
+        }
+        text_[size_++] = ':';
+        decimal(ntohs(a.sin_port));
+    }
+    void decimal(unsigned v) noexcept {
+        char digits[5];
+        std::size_t n = 0;
+        do digits[n++] = static_cast<char>('0' + v % 10);
+        while ((v /= 10) != 0);
+        while (n != 0) text_[size_++] = digits[--n];
+    }
+    void ipv6(const sockaddr_in6& a) noexcept {
+        char host[INET6_ADDRSTRLEN];
+        if (::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host) == nullptr) return;
+        finish(std::snprintf(text_, sizeof text_, "[%s]:%u", host, unsigned{ntohs(a.sin6_port)}));
+    }
+    void local(int fd) noexcept {
+        sockaddr_un a{};
+        socklen_t n = sizeof a;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0 || n <= sizeof a.sun_family) return;
+        std::size_t len = n - sizeof a.sun_family;
+        if (a.sun_path[0] == '\0') a.sun_path[0] = '@';  // abstract: named as listen_unix() takes it
+        else len = ::strnlen(a.sun_path, len);
+        finish(std::snprintf(text_, sizeof text_, "%.*s", static_cast<int>(len), a.sun_path));
+    }
+    void finish(int n) noexcept {
+        if (n > 0) size_ = static_cast<std::size_t>(n) < sizeof text_ ? static_cast<std::size_t>(n) : sizeof text_ - 1;
+    }
+
+    char text_[128];  // text_[0, size_) is set; not zeroed, since a hook pays for each byte
+    std::size_t size_ = 0;
+};
+
+} // namespace detail
+} // namespace skiff
+
+#endif // SKIFF_SERVER_HOOKS_HPP
+// end skiff/server/hooks.hpp
 // begin skiff/server/options.hpp
 // Every runtime limit and deadline of a server, with the defaults a public-facing server can
 // trust. Threading is chosen at compile time by the policy (policy.hpp), not here.
@@ -5873,10 +6042,13 @@ private:
 #include <chrono>      // std::chrono::milliseconds
 #include <cstddef>     // std::size_t
 #include <cstdint>     // std::uint64_t
-#include <functional>  // std::function for the worker start hook
+#include <functional>  // std::function for the worker start hook and the observers
+#include <string_view> // what a handler threw
 #include <vector>      // std::vector of CPUs
 
 namespace skiff {
+
+class request;  // http/request.hpp
 
 struct options {
     // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
@@ -5933,6 +6105,16 @@ struct options {
     // sharded: one SO_REUSEPORT listener per loop (true), or one acceptor thread handing
     // connections round-robin to the loops (false; also used where SO_REUSEPORT is missing).
     bool reuse_port = true;
+
+    // Observers (server/hooks.hpp). Usually set through basic_server::on_response, on_error
+    // and serve_metrics, which chain several; set them before run() or start(). Each is
+    // tested only where it is called, so an unset one costs a test of an empty function.
+    // on_response: every response the server queues, with its rejection reason.
+    std::function<void(const response_event&)> on_response;
+    // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
+    std::function<void(std::string_view what, const request&)> on_error;
+    // on_connection: a connection was admitted or closed, on loop `loop`.
+    std::function<void(connection_change, std::size_t loop)> on_connection;
 };
 
 } // namespace skiff
@@ -7565,6 +7747,64 @@ upload multipart_upload(std::string_view boundary, Sink sink,
 
 #endif // SKIFF_SERVER_UPLOAD_HPP
 // end skiff/server/upload.hpp
+// begin skiff/server/report.hpp
+// Builds the response_event (hooks.hpp) for a rejection the server answers itself: the reason
+// a parse error stands for, and the request line's method, target and version when it was
+// well-formed. Used only where options::on_response is set, so the re-parse of the request
+// line costs nothing otherwise.
+//
+// Not here: calling the hook (session.hpp, acceptor.hpp do, each on its own path).
+#ifndef SKIFF_SERVER_REPORT_HPP
+#define SKIFF_SERVER_REPORT_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+// The reason a parse error stands for; a 400 counts as a bad request line until
+// describe_request_line() finds the line well-formed.
+constexpr rejection rejection_for(parse_status s) noexcept {
+    switch (s) {
+    case parse_status::bad_request: return rejection::bad_request_line;
+    case parse_status::content_too_large: return rejection::body_too_large;
+    case parse_status::uri_too_long: return rejection::uri_too_long;
+    case parse_status::expectation_failed: return rejection::expectation_failed;
+    case parse_status::fields_too_large: return rejection::header_too_large;
+    case parse_status::not_implemented: return rejection::not_implemented;
+    case parse_status::version_not_supported: return rejection::version_not_supported;
+    case parse_status::complete:
+    case parse_status::incomplete: break;
+    }
+    return rejection::none;
+}
+
+constexpr std::string_view version_text(std::uint8_t minor) noexcept { return minor == 0 ? "HTTP/1.0" : "HTTP/1.1"; }
+
+// Fills e's method, target and version from the request line at the start of input when it
+// is well-formed (and then a 400 is the header's fault); the views point into input. Only the
+// line and its CRLF are handed to parse_head(), so a good line leaves the fields incomplete.
+// parse_head() rather than the request-line parser itself: a second caller of that changed
+// how GCC inlines it into the hot path (measured: 22 instructions a request, contract app).
+inline void describe_request_line(std::string_view input, const parse_limits& limits, response_event& e) noexcept {
+    std::size_t start = input.find_first_not_of("\r\n");
+    std::size_t line_end = start == std::string_view::npos ? start : input.find('\n', start);
+    if (line_end == std::string_view::npos) return;
+    request_head h;
+    header_field none[1];
+    if (parse_head(input.data(), line_end + 1, h, none, limits).status != parse_status::incomplete) return;
+    e.method = h.method_name;
+    e.target = h.target;
+    e.version = version_text(h.version_minor);
+    if (e.reason == rejection::bad_request_line) e.reason = rejection::bad_header;
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_REPORT_HPP
+// end skiff/server/report.hpp
 // begin skiff/server/session.hpp
 // The protocol side of a connection (what redis keeps in networking.c, apart from its ae.c
 // loop): read, parse, route, respond, keep the tail, and move the connection from phase to
@@ -7669,6 +7909,7 @@ private:
 #endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
 // end skiff/server/memory_budget.hpp
 
+#include <chrono>        // std::chrono::steady_clock, for a response hook
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
@@ -7713,6 +7954,8 @@ public:
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
+    // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
+    void number(std::size_t loop) noexcept { loop_ = loop; }
     // This loop's share of options::max_buffered (sharded: the runner splits it).
     void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
@@ -7767,7 +8010,7 @@ public:
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
         forget_if_waiting(c);
-        answer_error(c, 408, phase::closing);  // the client is not sending: no draining
+        answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         release_in(c);
         return after_write(c, writer_.flush(c));
     }
@@ -7798,6 +8041,7 @@ public:
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
         return fate::closed;
     }
 
@@ -7807,11 +8051,13 @@ public:
     // that waited behind it.
     fate on_answer(conn& c, deferred_state& s) {
         bool close = final_phase(c) >= phase::closing;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
         res_.status(s.status);
         for (auto& f : s.fields) res_.header(f.first, f.second);
         if (s.kind == answer_kind::push) return start_push(c, s);
         res_.body(s.body, s.content_type);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
         finish_deferred(c, s);
         return after_write(c, writer_.flush(c));
@@ -7930,7 +8176,7 @@ private:
             parse_result r = c.parser.parse(buf + used, len - used, head, request_access::fields(req_), limits_);
             if (r.status == parse_status::complete) {
                 c.state = phase::reading;  // a body phase, if any, is over
-                respond(c);
+                respond(c, r.consumed);
                 used += r.consumed;
                 c.parser.reset();
                 c.deadline = deadline_kind::idle;  // a request that follows starts its own deadline
@@ -7944,7 +8190,7 @@ private:
                 used += route_body(c, buf + used, len - used);
                 continue;
             }
-            answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
+            answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
         }
         return used;
     }
@@ -7966,11 +8212,18 @@ private:
             return;
         }
         head.keep_alive = false;  // the unsent body would follow: say so, and close after
-        respond(c);               // 404 or 405 now, without reading a body the client has not sent
+        respond(c, 0);            // 404 or 405 now, without reading a body the client has not sent
         close_after_output(c, phase::draining);
     }
 
-    void respond(conn& c) {
+    // `received`: the request's bytes, for a response hook. With no hook set this is one test
+    // of an empty std::function.
+    SKIFF_ALWAYS_INLINE void respond(conn& c, std::size_t received) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) return respond_observed(c, received);
+        answer_request(c);
+    }
+
+    SKIFF_ALWAYS_INLINE void answer_request(conn& c) {
         request_head& head = request_access::head(req_);
         request_access::reset(req_);
         bool close = !head.keep_alive || serving_ == serving::until_stop;
@@ -7978,6 +8231,7 @@ private:
                                head.version_minor == 0);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
+                         on_handler_error();
                          response_access::discard(res_);
                          res_.status(500).text("Internal Server Error\n");
                      });
@@ -7985,6 +8239,51 @@ private:
         if (response_access::streaming(res_)) start_stream(c);
         else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // The handler threw: the error hook sees what it threw and the request, before the 500.
+    SKIFF_NOINLINE void on_handler_error() {
+        outcome_ = rejection::handler_exception;
+        if (!opt_.on_error) return;
+        const char* what = describe_current_exception();
+        call_guarded([&] { opt_.on_error(what, req_); }, [] {});
+    }
+
+    // respond() with a response hook: the answer is timed and measured, then reported (a
+    // deferred one when it comes, in on_answer).
+    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
+        std::size_t start = writer_.batch().size();
+        outcome_ = rejection::none;
+        auto began = std::chrono::steady_clock::now();
+        answer_request(c);
+        auto took = std::chrono::steady_clock::now() - began;
+        if (c.state == phase::deferred) return;
+        const request_head& head = request_access::head(req_);
+        response_event e;
+        e.reason = outcome_;
+        e.status = res_.status();
+        e.bytes_sent = writer_.batch().size() - start;
+        e.bytes_received = received;
+        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+        e.method = head.method_name;
+        e.target = head.target;
+        e.version = version_text(head.version_minor);
+        report(c, e);
+    }
+
+    // A deferred answer, now written: its request is gone, so only what the answer says.
+    SKIFF_NOINLINE void report_deferred(conn& c, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        report(c, e);
+    }
+
+    void report(conn& c, response_event& e) {
+        peer_text peer(c.fd);
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
     }
 
     // Streams and files only, so kept out of respond(): inlined there, it cost every request
@@ -8001,7 +8300,9 @@ private:
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
-    void answer_error(conn& c, int status, phase how) {
+    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, false, true, false);
         std::string_view reason = reason_phrase(status);
         char text[64];
@@ -8010,6 +8311,17 @@ private:
         text[n++] = '\n';
         res_.status(status).text({text, n});
         close_after_output(c, how);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
+    }
+
+    SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
+        response_event e;
+        e.reason = why;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.bytes_received = input.size();
+        describe_request_line(input, limits_, e);
+        report(c, e);
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -8238,7 +8550,7 @@ private:
     SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
         request_head& head = request_access::head(req_);
         if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
-        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining);
+        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
@@ -8358,7 +8670,8 @@ private:
         c.stream.reset();
         c.state = phase::reading;
         int status = error == parse_status::complete ? 500 : *http_status(error);
-        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining);
+        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
+        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining, why, {});
         else close_after_output(c, phase::draining);
     }
 
@@ -8436,6 +8749,8 @@ private:
     std::size_t head_capacity_ = 0;
     memory_budget<conn> budget_;
     serving serving_ = serving::normally;
+    rejection outcome_ = rejection::none;  // the current answer's, for a response hook
+    std::size_t loop_ = 0;
 };
 
 } // namespace skiff::detail
@@ -8461,10 +8776,11 @@ private:
 
 namespace skiff::detail {
 
+inline constexpr char refusal_text[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
 // Over the connection limit, or stopping: a fixed 503, written without waiting, then close.
 inline void refuse_connection(int fd) noexcept {
-    static constexpr char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    [[maybe_unused]] auto n = send_some(fd, busy, sizeof busy - 1);
+    [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
     ::close(fd);
 }
 
@@ -8477,6 +8793,8 @@ public:
     // sharded: each loop admits its share of options::max_connections.
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
     void begin_stop() noexcept { admitting_ = admission::refusing; }
+    // Which loop this is (response_event::loop).
+    void number(std::size_t loop) noexcept { loop_ = loop; }
 
     // The listener the poller handed back (data) is readable: accept until its queue is
     // empty. Connections are prepared here, before any is refused or handed to another loop,
@@ -8498,9 +8816,14 @@ public:
     }
 
     // A prepared connection, from this loop's listeners or handed over by the acceptor's.
+    // A connection hook hears of it before it is registered: under shared another thread
+    // may close it from that moment.
     void admit(int fd) {
-        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse_connection(fd);
-        set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse(fd);
+        bool observed = static_cast<bool>(opt_.on_connection);
+        if (SKIFF_UNLIKELY(observed)) opt_.on_connection(connection_change::opened, loop_);
+        bool added = set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+        if (SKIFF_UNLIKELY(observed) && !added) opt_.on_connection(connection_change::closed, loop_);
     }
 
     bool paused() const noexcept { return listening_ == listening::paused; }
@@ -8518,6 +8841,22 @@ private:
     enum class admission : std::uint8_t { admitting, refusing };
     enum class listening : std::uint8_t { watching, paused };
 
+    void refuse(int fd) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_refusal(fd);
+        refuse_connection(fd);
+    }
+
+    SKIFF_NOINLINE void report_refusal(int fd) {
+        peer_text peer(fd);
+        response_event e;
+        e.reason = admitting_ == admission::refusing ? rejection::stopping : rejection::connection_limit;
+        e.status = 503;
+        e.bytes_sent = sizeof refusal_text - 1;
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});
+    }
+
     void pause() noexcept {
         listening_ = listening::paused;
         retry_at_ = time_.now_ms + retry_after_ms;
@@ -8534,6 +8873,7 @@ private:
     const loop_time& time_;
     std::size_t max_connections_;
     std::int64_t retry_at_ = 0;
+    std::size_t loop_ = 0;
     admission admitting_ = admission::admitting;
     listening listening_ = listening::watching;
 };
@@ -8607,6 +8947,11 @@ public:
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
     void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
+    // Which loop this is, for the observers (response_event::loop).
+    void number(std::size_t loop) noexcept {
+        session_.number(loop);
+        acceptor_.number(loop);
+    }
 
     // Serves until stop(), then drains: answers what was read, closes idle connections, and
     // returns when none is left or stop_timeout has passed. A failing wait (not an
@@ -9291,6 +9636,7 @@ private:
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
             loops_.back()->limit_buffered(opt.max_buffered / n);
+            loops_.back()->number(i);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());
         }
@@ -9332,6 +9678,7 @@ public:
             if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
             for (std::size_t i = 0; i < worker_count(opt); ++i) {
                 loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
+                loops_.back()->number(i);
                 loops_.back()->open();
             }
             async_hub::start(set_.anchor());  // once, with the set: later listeners share it
@@ -9493,6 +9840,387 @@ private:
 
 #endif // SKIFF_SERVER_MIDDLEWARE_HPP
 // end skiff/server/middleware.hpp
+// begin skiff/server/access_log.hpp
+// An access log: one line per response, the server's own rejections included, to a sink the
+// program gives (standard output, a file, a logging library). It is a response hook:
+//
+//   app.on_response(skiff::access_log([](std::string_view line) { std::printf("%.*s\n", int(line.size()), line.data()); }));
+//
+// Two formats. Common Log Format (the NCSA/Apache "common" format):
+//   127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /x HTTP/1.1" 200 2326
+// and JSON lines, one object a line, its strings JSON-escaped:
+//   {"remote":"127.0.0.1:54321","time":"2000-10-10T13:55:36Z","method":"GET","target":"/x",
+//    "status":200,"bytes":2326,"duration_us":12,"reason":"none"}
+// The byte count is the whole response as queued, head included (a stream's head only); the
+// time is UTC, to the second. A rejection whose request line did not parse logs "-" for it.
+// The line is handed without its newline. Under sharded and shared the sink is called from
+// every worker thread, so it must be safe to call concurrently.
+//
+// Not here: when responses are reported (hooks.hpp).
+#ifndef SKIFF_SERVER_ACCESS_LOG_HPP
+#define SKIFF_SERVER_ACCESS_LOG_HPP
+
+
+#include <chrono>       // std::chrono::microseconds
+#include <cstdint>      // std::uint8_t, std::uint64_t
+#include <ctime>        // std::time_t, std::time
+#include <functional>   // std::function sink and hook
+#include <string>       // the line
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff {
+
+enum class log_format : std::uint8_t { common, json_lines };
+
+namespace detail {
+
+// The host part of a peer: "127.0.0.1" of "127.0.0.1:5", "::1" of "[::1]:5"; a path as it is.
+inline std::string_view peer_host(std::string_view peer) noexcept {
+    if (peer.empty()) return "-";
+    if (peer.front() == '[') {
+        std::size_t close = peer.find(']');
+        return close == std::string_view::npos ? peer : peer.substr(1, close - 1);
+    }
+    std::size_t colon = peer.rfind(':');
+    if (peer.front() == '/' || peer.front() == '@' || colon == std::string_view::npos) return peer;
+    return peer.substr(0, colon);
+}
+
+// A request-line part inside CLF's quotes: '"', '\\' and bytes outside printable ASCII
+// escaped as \xHH (Apache does the same), so a line cannot be forged or broken.
+// Runs of plain bytes are appended whole (a parsed target is nearly always one run).
+inline void append_clf_escaped(std::string& out, std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    auto plain = [](char ch) {
+        auto b = static_cast<unsigned char>(ch);
+        return b >= 0x20 && b < 0x7f && ch != '"' && ch != '\\';
+    };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        std::size_t run = i;
+        while (run < s.size() && plain(s[run])) ++run;
+        out.append(s.data() + i, run - i);
+        if (run == s.size()) return;
+        auto b = static_cast<unsigned char>(s[run]);
+        const char escaped[] = {'\\', 'x', hex[b >> 4], hex[b & 0xf]};
+        out.append(escaped, sizeof escaped);
+        i = run + 1;
+    }
+}
+
+inline void append_decimal(std::string& out, std::uint64_t v) {
+    char digits[head_text::max_decimal_digits];
+    char* end = digits + sizeof digits;
+    char* first = format_decimal(end, v);
+    out.append(first, static_cast<std::size_t>(end - first));
+}
+
+// A UTC time broken down by hand (the civil-from-days algorithm of H. Hinnant's date
+// library, in its public description): gmtime_r and strftime cost about 1,200 instructions a
+// line (callgrind, observed_app), this a few dozen.
+struct utc_time {
+    int year, month, day, hour, minute, second;  // month 1-12
+};
+
+inline utc_time utc_of(std::time_t when) noexcept {
+    long long t = static_cast<long long>(when);
+    long long days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
+    long long secs = t - days * 86400;
+    long long z = days + 719468;
+    long long era = (z >= 0 ? z : z - 146096) / 146097;
+    long long doe = z - era * 146097;
+    long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    long long mp = (5 * doy + 2) / 153;
+    int month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+    int year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+    return {year, month, static_cast<int>(doy - (153 * mp + 2) / 5 + 1), static_cast<int>(secs / 3600),
+            static_cast<int>(secs / 60 % 60), static_cast<int>(secs % 60)};
+}
+
+inline void append_digits(std::string& out, int v, int width) {
+    char d[8];
+    for (int i = width - 1; i >= 0; --i, v /= 10) d[i] = static_cast<char>('0' + v % 10);
+    out.append(d, static_cast<std::size_t>(width));
+}
+
+// 10/Oct/2000:13:55:36 +0000
+inline void append_clf_time(std::string& out, std::time_t when) {
+    static constexpr const char* months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    utc_time t = utc_of(when);
+    append_digits(out, t.day, 2);
+    out.append("/").append(months[t.month - 1]).append("/");
+    append_digits(out, t.year, 4);
+    for (int v : {t.hour, t.minute, t.second}) {
+        out += ':';
+        append_digits(out, v, 2);
+    }
+    out.append(" +0000");
+}
+
+// 2000-10-10T13:55:36Z
+inline void append_iso_time(std::string& out, std::time_t when) {
+    utc_time t = utc_of(when);
+    append_digits(out, t.year, 4);
+    const int rest[] = {t.month, t.day, t.hour, t.minute, t.second};
+    const char before[] = {'-', '-', 'T', ':', ':'};
+    for (int i = 0; i < 5; ++i) {
+        out += before[i];
+        append_digits(out, rest[i], 2);
+    }
+    out += 'Z';
+}
+
+} // namespace detail
+
+// e as one Common Log Format line, appended to out.
+inline void append_common_log(std::string& out, const response_event& e, std::time_t when) {
+    out.append(detail::peer_host(e.peer)).append(" - - [");
+    detail::append_clf_time(out, when);
+    out.append("] \"");
+    if (e.method.empty()) {
+        out += '-';
+    } else {
+        detail::append_clf_escaped(out, e.method);
+        out += ' ';
+        detail::append_clf_escaped(out, e.target);
+        out += ' ';
+        out.append(e.version);
+    }
+    out.append("\" ");
+    detail::append_decimal(out, static_cast<std::uint64_t>(e.status));
+    out += ' ';
+    detail::append_decimal(out, e.bytes_sent);
+}
+
+// e as one JSON object (one line), appended to out.
+inline void append_json_log(std::string& out, const response_event& e, std::time_t when) {
+    auto field = [&out](const char* name, std::string_view text) {
+        out.append(name);
+        append_json_escaped(out, text);
+        out += '"';
+    };
+    field("{\"remote\":\"", e.peer);
+    out.append(",\"time\":\"");
+    detail::append_iso_time(out, when);
+    out += '"';
+    field(",\"method\":\"", e.method);
+    field(",\"target\":\"", e.target);
+    out.append(",\"status\":");
+    detail::append_decimal(out, static_cast<std::uint64_t>(e.status));
+    out.append(",\"bytes\":");
+    detail::append_decimal(out, e.bytes_sent);
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(e.duration).count();
+    out.append(",\"duration_us\":");
+    detail::append_decimal(out, static_cast<std::uint64_t>(us < 0 ? 0 : us));
+    field(",\"reason\":\"", to_string(e.reason));
+    out += '}';
+}
+
+// A response hook (basic_server::on_response) that hands each response's line to sink.
+inline std::function<void(const response_event&)> access_log(std::function<void(std::string_view line)> sink,
+                                                             log_format format = log_format::common) {
+    return [sink = std::move(sink), format](const response_event& e) {
+        std::string line;
+        line.reserve(192);
+        std::time_t now = std::time(nullptr);
+        if (format == log_format::common) append_common_log(line, e, now);
+        else append_json_log(line, e, now);
+        sink(line);
+    };
+}
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_ACCESS_LOG_HPP
+// end skiff/server/access_log.hpp
+// begin skiff/server/metrics.hpp
+// Counters a server keeps of its own answers, fed by the observers (hooks.hpp) and served in
+// the Prometheus text format (exposition format 0.0.4) by basic_server::serve_metrics:
+//
+//   skiff_requests_total{code="200"}           responses by status (the server's rejections included)
+//   skiff_connections_open                      connections admitted and not yet closed
+//   skiff_rejections_total{reason="timeout"}    the server's own answers, by rejection (hooks.hpp)
+//   skiff_bytes_received_total                  request bytes, as response_event counts them
+//   skiff_bytes_sent_total                      response bytes queued (a stream's head only)
+//   skiff_request_duration_seconds              histogram of response_event::duration
+//
+// Each loop writes only its own slot (response_event::loop), and a read sums the slots. Under
+// single a slot is plain integers; under sharded each is written by its loop's thread alone,
+// so a relaxed load and store (no locked instruction) keeps it exact and a read from another
+// thread race-free; under shared a deferred answer may be applied by another worker than the
+// slot's, so increments there are atomic additions.
+//
+// Not here: when the observers are called (session.hpp, acceptor.hpp), or serving the text
+// (server.hpp). A program that never calls serve_metrics compiles none of this.
+#ifndef SKIFF_SERVER_METRICS_HPP
+#define SKIFF_SERVER_METRICS_HPP
+
+
+#include <atomic>       // counters read by another loop's thread
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t, std::int64_t
+#include <cstdio>       // std::snprintf
+#include <memory>       // std::unique_ptr of slots
+#include <string>       // the exposition text
+#include <type_traits>  // std::conditional_t
+
+namespace skiff::detail {
+
+// Who writes a counter: one thread that is also the only reader (single), one thread read by
+// others (sharded), or several threads (shared).
+enum class counter_writers : std::uint8_t { one_alone, one, several };
+
+template <counter_writers W>
+class metric_counter {
+public:
+    void add(std::uint64_t n) noexcept { v_ += n; }
+    std::uint64_t get() const noexcept { return v_; }
+
+private:
+    std::uint64_t v_ = 0;
+};
+
+template <>
+class metric_counter<counter_writers::one> {
+public:
+    void add(std::uint64_t n) noexcept { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::uint64_t> v_{0};
+};
+
+template <>
+class metric_counter<counter_writers::several> {
+public:
+    void add(std::uint64_t n) noexcept { v_.fetch_add(n, std::memory_order_relaxed); }
+    std::uint64_t get() const noexcept { return v_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::uint64_t> v_{0};
+};
+
+// Upper bounds of the latency histogram's buckets, in nanoseconds and as their `le` labels.
+inline constexpr std::int64_t latency_bounds_ns[] = {100'000,    250'000,     500'000,     1'000'000,
+                                                     2'500'000,  5'000'000,   10'000'000,  25'000'000,
+                                                     50'000'000, 100'000'000, 250'000'000, 500'000'000,
+                                                     1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+inline constexpr const char* latency_labels[] = {"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005",
+                                                 "0.01",   "0.025",   "0.05",   "0.1",   "0.25",   "0.5",
+                                                 "1",      "2.5",     "5",      "10"};
+inline constexpr std::size_t latency_buckets = sizeof latency_bounds_ns / sizeof latency_bounds_ns[0];
+static_assert(sizeof latency_labels / sizeof latency_labels[0] == latency_buckets, "one label per bound");
+
+template <counter_writers W>
+class metrics_store {
+    using counter = metric_counter<W>;
+
+public:
+    explicit metrics_store(std::size_t loops) : loops_(loops == 0 ? 1 : loops), slots_(new slot[loops_]) {}
+
+    void record(const response_event& e) noexcept {
+        slot& s = slots_[e.loop % loops_];
+        s.by_status[e.status >= 0 && e.status < max_status ? e.status : 0].add(1);
+        if (e.reason != rejection::none) s.by_reason[static_cast<std::size_t>(e.reason)].add(1);
+        s.received.add(e.bytes_received);
+        s.sent.add(e.bytes_sent);
+        std::int64_t ns = e.duration.count() < 0 ? 0 : e.duration.count();
+        std::size_t b = 0;
+        while (b < latency_buckets && ns > latency_bounds_ns[b]) ++b;
+        s.latency[b].add(1);  // latency[latency_buckets]: above the last bound (+Inf only)
+        s.latency_ns.add(static_cast<std::uint64_t>(ns));
+    }
+
+    void on_connection(connection_change change, std::size_t loop) noexcept {
+        slot& s = slots_[loop % loops_];
+        (change == connection_change::opened ? s.opened : s.closed).add(1);
+    }
+
+    // The exposition text, summed over the loops.
+    std::string render() const {
+        std::string out;
+        out.reserve(2048);
+        family(out, "skiff_requests_total", "Responses sent, by status code.", "counter");
+        for (int code = 0; code < max_status; ++code) {
+            std::uint64_t n = sum([code](const slot& s) { return s.by_status[code].get(); });
+            if (n != 0) sample(out, "skiff_requests_total{code=\"", std::to_string(code), "\"}", n);
+        }
+        family(out, "skiff_connections_open", "Connections open now.", "gauge");
+        std::uint64_t opened = sum([](const slot& s) { return s.opened.get(); });
+        std::uint64_t closed = sum([](const slot& s) { return s.closed.get(); });
+        sample(out, "skiff_connections_open", "", "", opened > closed ? opened - closed : 0);
+        family(out, "skiff_rejections_total", "Requests the server answered itself, by reason.", "counter");
+        for (std::size_t r = 1; r < rejection_count; ++r) {
+            std::uint64_t n = sum([r](const slot& s) { return s.by_reason[r].get(); });
+            sample(out, "skiff_rejections_total{reason=\"", to_string(static_cast<rejection>(r)), "\"}", n);
+        }
+        family(out, "skiff_bytes_received_total", "Request bytes received.", "counter");
+        sample(out, "skiff_bytes_received_total", "", "", sum([](const slot& s) { return s.received.get(); }));
+        family(out, "skiff_bytes_sent_total", "Response bytes sent.", "counter");
+        sample(out, "skiff_bytes_sent_total", "", "", sum([](const slot& s) { return s.sent.get(); }));
+        histogram(out);
+        return out;
+    }
+
+private:
+    static constexpr int max_status = 600;
+
+    struct alignas(64) slot {  // a cache line of its own: loops do not share one
+        counter by_status[max_status];
+        counter by_reason[rejection_count];
+        counter received, sent, opened, closed;
+        counter latency[latency_buckets + 1];
+        counter latency_ns;
+    };
+
+    template <class Get>
+    std::uint64_t sum(Get get) const noexcept {
+        std::uint64_t n = 0;
+        for (std::size_t i = 0; i < loops_; ++i) n += get(slots_[i]);
+        return n;
+    }
+
+    void histogram(std::string& out) const {
+        const char* name = "skiff_request_duration_seconds";
+        family(out, name, "Time from the parsed request to its response queued.", "histogram");
+        std::uint64_t below = 0;
+        for (std::size_t b = 0; b <= latency_buckets; ++b) {
+            below += sum([b](const slot& s) { return s.latency[b].get(); });
+            const char* le = b < latency_buckets ? latency_labels[b] : "+Inf";
+            sample(out, "skiff_request_duration_seconds_bucket{le=\"", le, "\"}", below);
+        }
+        std::uint64_t ns = sum([](const slot& s) { return s.latency_ns.get(); });
+        char seconds[48];
+        std::snprintf(seconds, sizeof seconds, "%llu.%09llu", static_cast<unsigned long long>(ns / 1'000'000'000),
+                      static_cast<unsigned long long>(ns % 1'000'000'000));
+        out.append(name).append("_sum ").append(seconds).append("\n");
+        sample(out, "skiff_request_duration_seconds_count", "", "", below);
+    }
+
+    static void family(std::string& out, const char* name, const char* help, const char* type) {
+        out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+        out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+    }
+    static void sample(std::string& out, const char* head, const std::string& label, const char* tail,
+                       std::uint64_t n) {
+        out.append(head).append(label).append(tail).append(" ").append(std::to_string(n)).append("\n");
+    }
+
+    std::size_t loops_;
+    std::unique_ptr<slot[]> slots_;
+};
+
+template <bool Alone, bool Several>
+inline constexpr counter_writers writers_for =
+    Alone ? counter_writers::one_alone : Several ? counter_writers::several : counter_writers::one;
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_METRICS_HPP
+// end skiff/server/metrics.hpp
 // begin skiff/server/server.hpp
 // basic_server<Policy>: the public face. Register routes, listen, run; stop from anywhere.
 //
@@ -9514,6 +10242,7 @@ private:
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
+#include <functional>    // std::function hooks
 #include <memory>        // std::unique_ptr for the background thread
 #include <string>        // std::string host and path
 #include <string_view>   // std::string_view patterns
@@ -9589,6 +10318,30 @@ public:
         not_allowed_ = std::move(h);
         wrap_fallbacks();
         return *this;
+    }
+
+    // ---- observers (server/hooks.hpp): set them before run() or start() -------------------
+    // Each call adds one; several run in the order added. docs/api.md says when each is called.
+
+    // Every response the server queues: the handlers' (404 and 405 too) and its own rejections
+    // (400, 408, 413, 414, 417, 431, 501, 505, the 500 after a throw, the 503 at accept), with
+    // the reason, status, bytes, duration and peer. Called on the loop's thread.
+    basic_server& on_response(std::function<void(const response_event&)> fn) {
+        chain(opt_.on_response, std::move(fn));
+        return *this;
+    }
+    // A handler (or its middleware) threw: what() of a std::exception, else "unknown
+    // exception", and the request, before the 500 is queued.
+    basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
+        chain(opt_.on_error, std::move(fn));
+        return *this;
+    }
+    // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
+    // the Prometheus text format. A route like any other, so register it where routes go.
+    basic_server& serve_metrics(std::string_view path) {
+        if (!metrics_) start_metrics();
+        auto m = metrics_;
+        return get(path, [m](request&, response& res) { res.body(m->render(), "text/plain; version=0.0.4"); });
     }
 
     // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
@@ -9713,6 +10466,30 @@ private:
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
     }
 
+    template <class... Args>
+    static void chain(std::function<void(Args...)>& to, std::function<void(Args...)> fn) {
+        if (!fn) return;
+        if (!to) {
+            to = std::move(fn);
+            return;
+        }
+        to = [first = std::move(to), then = std::move(fn)](Args... args) {
+            first(args...);
+            then(args...);
+        };
+    }
+
+    using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;
+
+    void start_metrics() {
+        std::size_t loops = detail::is_single<Policy> ? 1 : detail::worker_count(opt_);
+        metrics_ = std::make_shared<metrics_type>(loops);
+        auto m = metrics_;
+        on_response([m](const response_event& e) { m->record(e); });
+        chain(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
+                                      [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
+    }
+
     std::error_code note(std::error_code ec) noexcept {
         if (!ec) listening_ = listening::some;
         return ec;
@@ -9728,6 +10505,7 @@ private:
     std::unique_ptr<detail::background_thread> background_;  // set by start() only
     std::error_code error_;
     listening listening_ = listening::none;
+    std::shared_ptr<metrics_type> metrics_;  // set by serve_metrics only
 };
 
 using server = basic_server<single>;

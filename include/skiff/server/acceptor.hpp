@@ -8,8 +8,11 @@
 #ifndef SKIFF_SERVER_ACCEPTOR_HPP
 #define SKIFF_SERVER_ACCEPTOR_HPP
 
+#include "skiff/config.hpp"
+#include "skiff/detail/guarded_call.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/hooks.hpp"
 #include "skiff/server/listener_list.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
@@ -21,10 +24,11 @@
 
 namespace skiff::detail {
 
+inline constexpr char refusal_text[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
 // Over the connection limit, or stopping: a fixed 503, written without waiting, then close.
 inline void refuse_connection(int fd) noexcept {
-    static constexpr char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    [[maybe_unused]] auto n = send_some(fd, busy, sizeof busy - 1);
+    [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
     ::close(fd);
 }
 
@@ -37,6 +41,8 @@ public:
     // sharded: each loop admits its share of options::max_connections.
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
     void begin_stop() noexcept { admitting_ = admission::refusing; }
+    // Which loop this is (response_event::loop).
+    void number(std::size_t loop) noexcept { loop_ = loop; }
 
     // The listener the poller handed back (data) is readable: accept until its queue is
     // empty. Connections are prepared here, before any is refused or handed to another loop,
@@ -58,9 +64,14 @@ public:
     }
 
     // A prepared connection, from this loop's listeners or handed over by the acceptor's.
+    // A connection hook hears of it before it is registered: under shared another thread
+    // may close it from that moment.
     void admit(int fd) {
-        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse_connection(fd);
-        set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse(fd);
+        bool observed = static_cast<bool>(opt_.on_connection);
+        if (SKIFF_UNLIKELY(observed)) opt_.on_connection(connection_change::opened, loop_);
+        bool added = set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+        if (SKIFF_UNLIKELY(observed) && !added) opt_.on_connection(connection_change::closed, loop_);
     }
 
     bool paused() const noexcept { return listening_ == listening::paused; }
@@ -78,6 +89,22 @@ private:
     enum class admission : std::uint8_t { admitting, refusing };
     enum class listening : std::uint8_t { watching, paused };
 
+    void refuse(int fd) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_refusal(fd);
+        refuse_connection(fd);
+    }
+
+    SKIFF_NOINLINE void report_refusal(int fd) {
+        peer_text peer(fd);
+        response_event e;
+        e.reason = admitting_ == admission::refusing ? rejection::stopping : rejection::connection_limit;
+        e.status = 503;
+        e.bytes_sent = sizeof refusal_text - 1;
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});
+    }
+
     void pause() noexcept {
         listening_ = listening::paused;
         retry_at_ = time_.now_ms + retry_after_ms;
@@ -94,6 +121,7 @@ private:
     const loop_time& time_;
     std::size_t max_connections_;
     std::int64_t retry_at_ = 0;
+    std::size_t loop_ = 0;
     admission admitting_ = admission::admitting;
     listening listening_ = listening::watching;
 };

@@ -73,6 +73,11 @@ public:
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
     void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
+    // Which loop this is, for the observers (response_event::loop).
+    void number(std::size_t loop) noexcept {
+        session_.number(loop);
+        acceptor_.number(loop);
+    }
 
     // Serves until stop(), then drains: answers what was read, closes idle connections, and
     // returns when none is left or stop_timeout has passed. A failing wait (not an

@@ -4,14 +4,18 @@
 #define SKIFF_SERVER_OPTIONS_HPP
 
 #include "skiff/http/parse_status.hpp"
+#include "skiff/server/hooks.hpp"
 
 #include <chrono>      // std::chrono::milliseconds
 #include <cstddef>     // std::size_t
 #include <cstdint>     // std::uint64_t
-#include <functional>  // std::function for the worker start hook
+#include <functional>  // std::function for the worker start hook and the observers
+#include <string_view> // what a handler threw
 #include <vector>      // std::vector of CPUs
 
 namespace skiff {
+
+class request;  // http/request.hpp
 
 struct options {
     // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
@@ -68,6 +72,16 @@ struct options {
     // sharded: one SO_REUSEPORT listener per loop (true), or one acceptor thread handing
     // connections round-robin to the loops (false; also used where SO_REUSEPORT is missing).
     bool reuse_port = true;
+
+    // Observers (server/hooks.hpp). Usually set through basic_server::on_response, on_error
+    // and serve_metrics, which chain several; set them before run() or start(). Each is
+    // tested only where it is called, so an unset one costs a test of an empty function.
+    // on_response: every response the server queues, with its rejection reason.
+    std::function<void(const response_event&)> on_response;
+    // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
+    std::function<void(std::string_view what, const request&)> on_error;
+    // on_connection: a connection was admitted or closed, on loop `loop`.
+    std::function<void(connection_change, std::size_t loop)> on_connection;
 };
 
 } // namespace skiff

@@ -168,6 +168,7 @@ private:
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
             loops_.back()->limit_buffered(opt.max_buffered / n);
+            loops_.back()->number(i);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());
         }
@@ -209,6 +210,7 @@ public:
             if (auto ec = set_.open(monotonic_ms(), tick_for(opt))) return ec;
             for (std::size_t i = 0; i < worker_count(opt); ++i) {
                 loops_.push_back(std::make_unique<loop>(opt_, router_, set_));
+                loops_.back()->number(i);
                 loops_.back()->open();
             }
             async_hub::start(set_.anchor());  // once, with the set: later listeners share it

@@ -21,7 +21,10 @@
 #include "skiff/platform/listener.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/router/router.hpp"
+#include "skiff/server/access_log.hpp"
 #include "skiff/server/background.hpp"
+#include "skiff/server/hooks.hpp"
+#include "skiff/server/metrics.hpp"
 #include "skiff/server/middleware.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
@@ -30,6 +33,7 @@
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
+#include <functional>    // std::function hooks
 #include <memory>        // std::unique_ptr for the background thread
 #include <string>        // std::string host and path
 #include <string_view>   // std::string_view patterns
@@ -105,6 +109,30 @@ public:
         not_allowed_ = std::move(h);
         wrap_fallbacks();
         return *this;
+    }
+
+    // ---- observers (server/hooks.hpp): set them before run() or start() -------------------
+    // Each call adds one; several run in the order added. docs/api.md says when each is called.
+
+    // Every response the server queues: the handlers' (404 and 405 too) and its own rejections
+    // (400, 408, 413, 414, 417, 431, 501, 505, the 500 after a throw, the 503 at accept), with
+    // the reason, status, bytes, duration and peer. Called on the loop's thread.
+    basic_server& on_response(std::function<void(const response_event&)> fn) {
+        chain(opt_.on_response, std::move(fn));
+        return *this;
+    }
+    // A handler (or its middleware) threw: what() of a std::exception, else "unknown
+    // exception", and the request, before the 500 is queued.
+    basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
+        chain(opt_.on_error, std::move(fn));
+        return *this;
+    }
+    // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
+    // the Prometheus text format. A route like any other, so register it where routes go.
+    basic_server& serve_metrics(std::string_view path) {
+        if (!metrics_) start_metrics();
+        auto m = metrics_;
+        return get(path, [m](request&, response& res) { res.body(m->render(), "text/plain; version=0.0.4"); });
     }
 
     // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
@@ -229,6 +257,30 @@ private:
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
     }
 
+    template <class... Args>
+    static void chain(std::function<void(Args...)>& to, std::function<void(Args...)> fn) {
+        if (!fn) return;
+        if (!to) {
+            to = std::move(fn);
+            return;
+        }
+        to = [first = std::move(to), then = std::move(fn)](Args... args) {
+            first(args...);
+            then(args...);
+        };
+    }
+
+    using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;
+
+    void start_metrics() {
+        std::size_t loops = detail::is_single<Policy> ? 1 : detail::worker_count(opt_);
+        metrics_ = std::make_shared<metrics_type>(loops);
+        auto m = metrics_;
+        on_response([m](const response_event& e) { m->record(e); });
+        chain(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
+                                      [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
+    }
+
     std::error_code note(std::error_code ec) noexcept {
         if (!ec) listening_ = listening::some;
         return ec;
@@ -244,6 +296,7 @@ private:
     std::unique_ptr<detail::background_thread> background_;  // set by start() only
     std::error_code error_;
     listening listening_ = listening::none;
+    std::shared_ptr<metrics_type> metrics_;  // set by serve_metrics only
 };
 
 using server = basic_server<single>;

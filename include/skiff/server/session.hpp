@@ -44,13 +44,16 @@
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/hooks.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/memory_budget.hpp"
 #include "skiff/server/options.hpp"
+#include "skiff/server/report.hpp"
 #include "skiff/server/upload.hpp"
 #include "skiff/server/writer.hpp"
 
+#include <chrono>        // std::chrono::steady_clock, for a response hook
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
@@ -95,6 +98,8 @@ public:
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
+    // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
+    void number(std::size_t loop) noexcept { loop_ = loop; }
     // This loop's share of options::max_buffered (sharded: the runner splits it).
     void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
@@ -149,7 +154,7 @@ public:
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
         forget_if_waiting(c);
-        answer_error(c, 408, phase::closing);  // the client is not sending: no draining
+        answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         release_in(c);
         return after_write(c, writer_.flush(c));
     }
@@ -180,6 +185,7 @@ public:
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         set_.remove(c);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
         return fate::closed;
     }
 
@@ -189,11 +195,13 @@ public:
     // that waited behind it.
     fate on_answer(conn& c, deferred_state& s) {
         bool close = final_phase(c) >= phase::closing;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
         res_.status(s.status);
         for (auto& f : s.fields) res_.header(f.first, f.second);
         if (s.kind == answer_kind::push) return start_push(c, s);
         res_.body(s.body, s.content_type);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
         finish_deferred(c, s);
         return after_write(c, writer_.flush(c));
@@ -312,7 +320,7 @@ private:
             parse_result r = c.parser.parse(buf + used, len - used, head, request_access::fields(req_), limits_);
             if (r.status == parse_status::complete) {
                 c.state = phase::reading;  // a body phase, if any, is over
-                respond(c);
+                respond(c, r.consumed);
                 used += r.consumed;
                 c.parser.reset();
                 c.deadline = deadline_kind::idle;  // a request that follows starts its own deadline
@@ -326,7 +334,7 @@ private:
                 used += route_body(c, buf + used, len - used);
                 continue;
             }
-            answer_error(c, *http_status(r.status), phase::draining);  // an error: it has a status
+            answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
         }
         return used;
     }
@@ -348,11 +356,18 @@ private:
             return;
         }
         head.keep_alive = false;  // the unsent body would follow: say so, and close after
-        respond(c);               // 404 or 405 now, without reading a body the client has not sent
+        respond(c, 0);            // 404 or 405 now, without reading a body the client has not sent
         close_after_output(c, phase::draining);
     }
 
-    void respond(conn& c) {
+    // `received`: the request's bytes, for a response hook. With no hook set this is one test
+    // of an empty std::function.
+    SKIFF_ALWAYS_INLINE void respond(conn& c, std::size_t received) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) return respond_observed(c, received);
+        answer_request(c);
+    }
+
+    SKIFF_ALWAYS_INLINE void answer_request(conn& c) {
         request_head& head = request_access::head(req_);
         request_access::reset(req_);
         bool close = !head.keep_alive || serving_ == serving::until_stop;
@@ -360,6 +375,7 @@ private:
                                head.version_minor == 0);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
+                         on_handler_error();
                          response_access::discard(res_);
                          res_.status(500).text("Internal Server Error\n");
                      });
@@ -367,6 +383,51 @@ private:
         if (response_access::streaming(res_)) start_stream(c);
         else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // The handler threw: the error hook sees what it threw and the request, before the 500.
+    SKIFF_NOINLINE void on_handler_error() {
+        outcome_ = rejection::handler_exception;
+        if (!opt_.on_error) return;
+        const char* what = describe_current_exception();
+        call_guarded([&] { opt_.on_error(what, req_); }, [] {});
+    }
+
+    // respond() with a response hook: the answer is timed and measured, then reported (a
+    // deferred one when it comes, in on_answer).
+    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
+        std::size_t start = writer_.batch().size();
+        outcome_ = rejection::none;
+        auto began = std::chrono::steady_clock::now();
+        answer_request(c);
+        auto took = std::chrono::steady_clock::now() - began;
+        if (c.state == phase::deferred) return;
+        const request_head& head = request_access::head(req_);
+        response_event e;
+        e.reason = outcome_;
+        e.status = res_.status();
+        e.bytes_sent = writer_.batch().size() - start;
+        e.bytes_received = received;
+        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+        e.method = head.method_name;
+        e.target = head.target;
+        e.version = version_text(head.version_minor);
+        report(c, e);
+    }
+
+    // A deferred answer, now written: its request is gone, so only what the answer says.
+    SKIFF_NOINLINE void report_deferred(conn& c, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        report(c, e);
+    }
+
+    void report(conn& c, response_event& e) {
+        peer_text peer(c.fd);
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
     }
 
     // Streams and files only, so kept out of respond(): inlined there, it cost every request
@@ -383,7 +444,9 @@ private:
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
-    void answer_error(conn& c, int status, phase how) {
+    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, false, true, false);
         std::string_view reason = reason_phrase(status);
         char text[64];
@@ -392,6 +455,17 @@ private:
         text[n++] = '\n';
         res_.status(status).text({text, n});
         close_after_output(c, how);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
+    }
+
+    SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
+        response_event e;
+        e.reason = why;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.bytes_received = input.size();
+        describe_request_line(input, limits_, e);
+        report(c, e);
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -620,7 +694,7 @@ private:
     SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
         request_head& head = request_access::head(req_);
         if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
-        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining);
+        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
@@ -740,7 +814,8 @@ private:
         c.stream.reset();
         c.state = phase::reading;
         int status = error == parse_status::complete ? 500 : *http_status(error);
-        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining);
+        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
+        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining, why, {});
         else close_after_output(c, phase::draining);
     }
 
@@ -818,6 +893,8 @@ private:
     std::size_t head_capacity_ = 0;
     memory_budget<conn> budget_;
     serving serving_ = serving::normally;
+    rejection outcome_ = rejection::none;  // the current answer's, for a response hook
+    std::size_t loop_ = 0;
 };
 
 } // namespace skiff::detail
