@@ -30,7 +30,8 @@ constexpr rejection rejection_for(parse_status s) noexcept {
     case parse_status::not_implemented: return rejection::not_implemented;
     case parse_status::version_not_supported: return rejection::version_not_supported;
     case parse_status::complete:
-    case parse_status::incomplete: break;
+    case parse_status::incomplete:
+    case parse_status::body_follows: break;
     }
     return rejection::none;
 }
