@@ -3827,6 +3827,8 @@ struct response_access {
         return d;
     }
     static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+    // The answer defer() handed out, left in place (middleware that must outlive the handler).
+    static deferred_state* pending_deferred(response& r) noexcept { return r.deferred_; }
 
     // For fields checked once at start-up (the built-in middleware's): what header() would
     // keep, and adding such a field without header()'s per-call checks.
@@ -6048,7 +6050,8 @@ private:
 
 namespace skiff {
 
-class request;  // http/request.hpp
+class request;   // http/request.hpp
+class response;  // http/response.hpp
 
 struct options {
     // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
@@ -6113,6 +6116,10 @@ struct options {
     std::function<void(const response_event&)> on_response;
     // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
     std::function<void(std::string_view what, const request&)> on_error;
+    // on_rejection: the server answers a request itself (a rejection, or the 500 after a
+    // throw); fields the hook adds with header() go on that answer (request id, security
+    // headers), before its body is written. Not called for the fixed 503 at accept.
+    std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
 };
@@ -6375,6 +6382,7 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
+#include <functional>   // std::function run when an answer settles
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -6430,7 +6438,22 @@ struct deferred_state {
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
     std::uint64_t deadline_timer = 0;
+    // Runs once, on the loop, when the connection stops waiting on this answer (it is
+    // written, a push stream ended, or the connection went): middleware that holds something
+    // for the request's whole life (concurrency_limit) lets go here.
+    std::function<void()> on_settled;
 };
+
+// Adds fn to what runs when the connection stops waiting on s (after those added before).
+inline void when_settled(deferred_state& s, std::function<void()> fn) {
+    if (s.on_settled) {
+        fn = [first = std::move(s.on_settled), then = std::move(fn)] {
+            first();
+            then();
+        };
+    }
+    s.on_settled = std::move(fn);
+}
 
 // The loop's side, called by the hub on the thread that serves the connection.
 class loop_context {
@@ -8233,8 +8256,7 @@ private:
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
                          on_handler_error();
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
@@ -8310,9 +8332,29 @@ private:
         std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
         std::memcpy(text, reason.data(), n);
         text[n++] = '\n';
-        res_.status(status).text({text, n});
+        res_.status(status);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
+        res_.text({text, n});
         close_after_output(c, how);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
+    }
+
+    // The rejection hook adds its fields; one that throws leaves the answer as it was. The
+    // reason is told as the response hook tells it (a 400 whose request line is good is the
+    // header's fault).
+    SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
+        response_event e;
+        e.reason = why;
+        describe_request_line(input, limits_, e);
+        call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
+    }
+
+    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
+    SKIFF_NOINLINE void answer_internal_error() {
+        response_access::discard(res_);
+        res_.status(500);
+        if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
+        res_.text("Internal Server Error\n");
     }
 
     SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
@@ -8505,6 +8547,14 @@ private:
                 x.hub->forget(x.s);
             },
             &a);
+        if (s.on_settled) settle(s);
+    }
+
+    // Outside the hub's lock: what runs may post to the hub.
+    static void settle(deferred_state& s) {
+        std::function<void()> fn = std::move(s.on_settled);
+        s.on_settled = nullptr;
+        call_guarded([&] { fn(); }, [] {});
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
@@ -8597,8 +8647,7 @@ private:
         response_access::lend_upload(res_, &st);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         bool filled = response_access::upload(res_) == nullptr;
         response_access::lend_upload(res_, nullptr);
@@ -8654,8 +8703,7 @@ private:
         response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
         call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
                      [&] {
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
@@ -10337,6 +10385,14 @@ public:
         chain(opt_.on_error, std::move(fn));
         return *this;
     }
+    // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
+    // throw) pass no middleware, since no route was chosen; fn sees each before its body is
+    // written and may add fields with header(), so those answers carry what middleware puts
+    // on the others. The 503 at accept is a fixed text and is not decorated.
+    basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
+        chain(opt_.on_rejection, std::move(fn));
+        return *this;
+    }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
     basic_server& serve_metrics(std::string_view path) {
@@ -11380,6 +11436,7 @@ using test_client = basic_test_client<single>;
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy
 #include <random>       // std::random_device for the per-thread prefix
+#include <string>       // new_request_id
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -11456,6 +11513,13 @@ private:
 };
 
 } // namespace detail
+
+// A generated id, as request_id() makes them, for an answer no middleware sees: the server's
+// own rejections (basic_server::on_rejection).
+inline std::string new_request_id() {
+    char room[detail::generated_id_room];
+    return std::string(detail::generate_request_id(room));
+}
 
 inline middleware request_id() {
     return [](request& req, response& res, const next& go) {
@@ -11695,12 +11759,12 @@ inline middleware security_headers(const security_options& o = {}) {
 //
 //   app.use(skiff::concurrency_limit<skiff::shared>(64));  // the server's own policy
 //
-// What counts: a request from the moment it enters this middleware until next() returns
-// (the rest of the chain and the handler, thrown out of or not). A deferred answer counts
-// until its handler returns, not until it completes: the limit bounds the handler threads
-// busy, not the work handed elsewhere. Under `single` one handler runs at a time, so the
-// limit bites only with n = 0 (a switch that sheds everything); it is for `sharded` (the
-// count is over all loops) and `shared`.
+// What counts: a request from the moment it enters this middleware until its answer is
+// done with. For a plain answer that is when next() returns (thrown out of or not); for a
+// deferred one (response::defer), when the loop has applied its completion, its push stream
+// has ended, or its client went. So under `single`, where one handler runs at a time, the
+// limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
+// over all loops.
 //
 // The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise;
 // the Policy argument must be the server's (basic_server<Policy>), or a derived one.
@@ -11753,17 +11817,30 @@ private:
     std::size_t limit_;
 };
 
-// Leaves the count when the chain returns or throws.
+// Leaves the count when the chain returns or throws, unless the answer was deferred: then
+// when the loop is done with it.
 template <class Policy>
 class in_flight_slot {
 public:
-    explicit in_flight_slot(in_flight_count<Policy>& c) noexcept : count_(c) {}
+    explicit in_flight_slot(const std::shared_ptr<in_flight_count<Policy>>& c) noexcept : count_(c) {}
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
-    ~in_flight_slot() { count_.leave(); }
+    ~in_flight_slot() {
+        if (state_ == slot_state::held) count_->leave();
+    }
+
+    // After the chain returned: a deferred answer takes the slot with it.
+    void follow(response& res) {
+        deferred_state* later = response_access::pending_deferred(res);
+        if (later == nullptr) return;
+        when_settled(*later, [count = count_] { count->leave(); });  // a copy: the answer may outlive the app
+        state_ = slot_state::handed_over;
+    }
 
 private:
-    in_flight_count<Policy>& count_;
+    enum class slot_state : unsigned char { held, handed_over };
+    const std::shared_ptr<in_flight_count<Policy>>& count_;
+    slot_state state_ = slot_state::held;
 };
 
 } // namespace detail
@@ -11777,8 +11854,9 @@ middleware concurrency_limit(std::size_t n) {
             res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;
         }
-        detail::in_flight_slot<Policy> slot(*count);
+        detail::in_flight_slot<Policy> slot(count);
         go();
+        slot.follow(res);
     };
 }
 

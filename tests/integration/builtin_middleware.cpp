@@ -7,10 +7,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace skiff_test;
 
@@ -19,14 +21,6 @@ namespace {
 using skiff::next;
 using skiff::request;
 using reply = skiff_test::response;
-
-reply one(std::uint16_t port, const std::string& raw) {
-    client c(port);
-    c.send(raw);
-    auto rs = read_responses(c, 1);
-    REQUIRE(rs.size() == 1);
-    return rs[0];
-}
 
 std::string get(const std::string& path, const std::string& fields = "") {
     return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n";
@@ -64,7 +58,7 @@ TEST_CASE("valid_request_id accepts 1 to 200 visible ASCII characters") {
 
 TEST_CASE_TEMPLATE("request id: a valid incoming id is kept and seen by the handler", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(id_app<Policy>);
-    reply r = one(srv.port(), get("/id", "X-Request-Id: from-the-proxy-42\r\n"));
+    reply r = one_response(srv.port(), get("/id", "X-Request-Id: from-the-proxy-42\r\n"));
     CHECK(r.status == 200);
     CHECK(r.header("X-Request-Id") == "from-the-proxy-42");
     CHECK(r.body == "from-the-proxy-42");
@@ -75,7 +69,7 @@ TEST_CASE_TEMPLATE("request id: generated ids are unique, and replace invalid on
     std::set<std::string> seen;
     for (int i = 0; i < 20; ++i) {
         std::string incoming = i % 2 ? "X-Request-Id: has space\r\n" : "";
-        reply r = one(srv.port(), get("/id", incoming));
+        reply r = one_response(srv.port(), get("/id", incoming));
         std::string id = r.header("X-Request-Id");
         CHECK(visible_ascii(id));
         CHECK(r.body == id);
@@ -83,20 +77,20 @@ TEST_CASE_TEMPLATE("request id: generated ids are unique, and replace invalid on
     }
     CHECK(seen.size() == 20);
     std::string too_long = "X-Request-Id: " + std::string(201, 'a') + "\r\n";
-    CHECK(one(srv.port(), get("/id", too_long)).header("X-Request-Id").size() < 201);
+    CHECK(one_response(srv.port(), get("/id", too_long)).header("X-Request-Id").size() < 201);
 }
 
 TEST_CASE("request id: on early answers and 404s, and not seen outside its chain") {
     running_server<skiff::single> srv(id_app<skiff::single>);
-    reply denied = one(srv.port(), get("/api/id"));
+    reply denied = one_response(srv.port(), get("/api/id"));
     CHECK(denied.status == 401);
     CHECK_FALSE(denied.header("X-Request-Id").empty());
-    reply allowed = one(srv.port(), get("/api/id", "Authorization: Bearer secret\r\n"));
+    reply allowed = one_response(srv.port(), get("/api/id", "Authorization: Bearer secret\r\n"));
     CHECK(allowed.body == allowed.header("X-Request-Id"));
-    reply missing = one(srv.port(), get("/nowhere", "X-Request-Id: abc\r\n"));
+    reply missing = one_response(srv.port(), get("/nowhere", "X-Request-Id: abc\r\n"));
     CHECK(missing.status == 404);
     CHECK(missing.header("X-Request-Id") == "abc");
-    reply outside = one(srv.port(), get("/outside", "X-Request-Id: abc\r\n"));  // registered before use()
+    reply outside = one_response(srv.port(), get("/outside", "X-Request-Id: abc\r\n"));  // registered before use()
     CHECK(outside.status == 200);
     CHECK(outside.body.empty());
     CHECK(outside.header("X-Request-Id").empty());
@@ -148,7 +142,7 @@ bool has_cors_field(const reply& r) { return r.head.find("Access-Control-") != s
 TEST_CASE_TEMPLATE("cors: a preflight from an allowed origin is answered without an OPTIONS route", Policy,
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(cors_app<Policy>(listed_origins()));
-    reply r = one(srv.port(), preflight("/data", app_origin));
+    reply r = one_response(srv.port(), preflight("/data", app_origin));
     CHECK(r.status == 204);
     CHECK(r.header("Access-Control-Allow-Origin") == app_origin);
     CHECK(r.header("Access-Control-Allow-Methods") == "GET, POST");
@@ -164,29 +158,29 @@ TEST_CASE("cors: preflights to unknown paths and routes with OPTIONS handlers ar
         app.use(skiff::cors(listed_origins()));
         app.options("/own", [](request&, skiff::response& res) { res.text("own options"); });
     });
-    reply unknown = one(srv.port(), preflight("/nowhere", app_origin));
+    reply unknown = one_response(srv.port(), preflight("/nowhere", app_origin));
     CHECK(unknown.status == 204);
     CHECK(unknown.header("Access-Control-Allow-Origin") == app_origin);
-    reply own = one(srv.port(), preflight("/own", app_origin));
+    reply own = one_response(srv.port(), preflight("/own", app_origin));
     CHECK(own.status == 204);
     CHECK(own.header("Access-Control-Allow-Methods") == "GET, POST");
-    reply plain = one(srv.port(), "OPTIONS /own HTTP/1.1\r\nHost: x\r\n\r\n");  // no preflight: the route answers
+    reply plain = one_response(srv.port(), "OPTIONS /own HTTP/1.1\r\nHost: x\r\n\r\n");  // no preflight: the route answers
     CHECK(plain.body == "own options");
 }
 
 TEST_CASE("cors: other origins and requests without Origin get no CORS field") {
     running_server<skiff::single> srv(cors_app<skiff::single>(listed_origins()));
-    reply other = one(srv.port(), preflight("/data", "https://evil.example"));
+    reply other = one_response(srv.port(), preflight("/data", "https://evil.example"));
     CHECK(other.status == 204);  // the router's automatic OPTIONS answer
     CHECK(other.header("Allow").find("POST") != std::string::npos);
     CHECK_FALSE(has_cors_field(other));
-    reply actual = one(srv.port(), get("/data", "Origin: https://evil.example\r\n"));
+    reply actual = one_response(srv.port(), get("/data", "Origin: https://evil.example\r\n"));
     CHECK(actual.status == 200);
     CHECK_FALSE(has_cors_field(actual));
     CHECK(actual.header("Vary") == "Origin");  // a cache must still tell origins apart
-    reply none = one(srv.port(), get("/data"));
+    reply none = one_response(srv.port(), get("/data"));
     CHECK_FALSE(has_cors_field(none));
-    reply suffix = one(srv.port(), get("/data", "Origin: https://app.example.evil\r\n"));
+    reply suffix = one_response(srv.port(), get("/data", "Origin: https://app.example.evil\r\n"));
     CHECK_FALSE(has_cors_field(suffix));
 }
 
@@ -209,10 +203,10 @@ TEST_CASE("cors: any origin is *, unless credentials are allowed; echoed request
     any.origins = {"*"};
     any.max_age = std::nullopt;
     running_server<skiff::single> srv(cors_app<skiff::single>(any));
-    reply r = one(srv.port(), get("/data", "Origin: https://anyone.example\r\n"));
+    reply r = one_response(srv.port(), get("/data", "Origin: https://anyone.example\r\n"));
     CHECK(r.header("Access-Control-Allow-Origin") == "*");
     CHECK(r.header("Vary").empty());
-    reply pre = one(srv.port(), preflight("/data", "https://anyone.example",
+    reply pre = one_response(srv.port(), preflight("/data", "https://anyone.example",
                                           "Access-Control-Request-Headers: X-Custom\r\n"));
     CHECK(pre.status == 204);
     CHECK(pre.header("Access-Control-Allow-Headers") == "X-Custom");
@@ -220,7 +214,7 @@ TEST_CASE("cors: any origin is *, unless credentials are allowed; echoed request
 
     any.credentials = skiff::cors_credentials::allowed;
     running_server<skiff::single> cred(cors_app<skiff::single>(any));
-    reply c = one(cred.port(), get("/data", "Origin: https://anyone.example\r\n"));
+    reply c = one_response(cred.port(), get("/data", "Origin: https://anyone.example\r\n"));
     CHECK(c.header("Access-Control-Allow-Origin") == "https://anyone.example");
     CHECK(c.header("Access-Control-Allow-Credentials") == "true");
     CHECK(c.header("Vary") == "Origin");
@@ -232,9 +226,9 @@ TEST_CASE("cors under a prefix marks only the routes there") {
         app.get("/api/x", [](request&, skiff::response& res) { res.text("x"); });
         app.get("/page", [](request&, skiff::response& res) { res.text("p"); });
     });
-    CHECK(one(srv.port(), get("/api/x", "Origin: https://app.example\r\n")).header("Access-Control-Allow-Origin") ==
+    CHECK(one_response(srv.port(), get("/api/x", "Origin: https://app.example\r\n")).header("Access-Control-Allow-Origin") ==
           app_origin);
-    CHECK_FALSE(has_cors_field(one(srv.port(), get("/page", "Origin: https://app.example\r\n"))));
+    CHECK_FALSE(has_cors_field(one_response(srv.port(), get("/page", "Origin: https://app.example\r\n"))));
 }
 
 TEST_CASE("security headers: the defaults, on every answer, early ones included") {
@@ -243,7 +237,7 @@ TEST_CASE("security headers: the defaults, on every answer, early ones included"
         app.get("/", [](request&, skiff::response& res) { res.text("x"); });
     });
     for (const char* path : {"/", "/missing"}) {
-        reply r = one(srv.port(), get(path));
+        reply r = one_response(srv.port(), get(path));
         CHECK(r.header("X-Content-Type-Options") == "nosniff");
         CHECK(r.header("X-Frame-Options") == "DENY");
         CHECK(r.header("Referrer-Policy") == "no-referrer");
@@ -264,11 +258,11 @@ TEST_CASE("security headers: HSTS when asked, and fields turned off") {
         app.get("/a", [](request&, skiff::response& res) { res.text("a"); });
         app.get("/b", [](request&, skiff::response& res) { res.text("b"); });
     });
-    reply a = one(srv.port(), get("/a"));
+    reply a = one_response(srv.port(), get("/a"));
     CHECK(a.header("X-Frame-Options").empty());
     CHECK(a.header("Referrer-Policy") == "strict-origin-when-cross-origin");
     CHECK(a.header("Strict-Transport-Security") == "max-age=31536000");
-    CHECK(one(srv.port(), get("/b")).header("Strict-Transport-Security") == "max-age=600; includeSubDomains");
+    CHECK(one_response(srv.port(), get("/b")).header("Strict-Transport-Security") == "max-age=600; includeSubDomains");
 }
 
 TEST_CASE_TEMPLATE("concurrency limit: 0 sheds every request with 503 and Retry-After", Policy, SKIFF_TEST_POLICIES) {
@@ -277,11 +271,11 @@ TEST_CASE_TEMPLATE("concurrency limit: 0 sheds every request with 503 and Retry-
         app.get("/shed", [](request&, skiff::response& res) { res.text("ran"); });
         app.get("/open", [](request&, skiff::response& res) { res.text("ran"); });
     });
-    reply shed = one(srv.port(), get("/shed"));
+    reply shed = one_response(srv.port(), get("/shed"));
     CHECK(shed.status == 503);
     CHECK(shed.header("Retry-After") == "1");
     CHECK(shed.body != "ran");
-    CHECK(one(srv.port(), get("/open")).body == "ran");
+    CHECK(one_response(srv.port(), get("/open")).body == "ran");
 }
 
 TEST_CASE_TEMPLATE("concurrency limit: requests in turn all pass, a throwing handler frees its slot", Policy,
@@ -291,8 +285,8 @@ TEST_CASE_TEMPLATE("concurrency limit: requests in turn all pass, a throwing han
         app.get("/", [](request&, skiff::response& res) { res.text("ok"); });
         app.get("/throw", [](request&, skiff::response&) { throw std::runtime_error("boom"); });
     });
-    CHECK(one(srv.port(), get("/throw")).status == 500);
-    for (int i = 0; i < 5; ++i) CHECK(one(srv.port(), get("/")).status == 200);
+    CHECK(one_response(srv.port(), get("/throw")).status == 500);
+    for (int i = 0; i < 5; ++i) CHECK(one_response(srv.port(), get("/")).status == 200);
 }
 
 TEST_CASE("concurrency limit under shared: the request beyond N gets 503 while N are in the handler") {
@@ -311,14 +305,14 @@ TEST_CASE("concurrency limit under shared: the request beyond N gets 503 while N
     client first(srv.port());
     first.send(get("/slow"));
     while (inside == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    reply beyond = one(srv.port(), get("/slow"));  // the other thread takes it
+    reply beyond = one_response(srv.port(), get("/slow"));  // the other thread takes it
     CHECK(beyond.status == 503);
     CHECK(beyond.header("Retry-After") == "1");
     release = true;
     auto rs = read_responses(first, 1);
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].body == "slow done");
-    CHECK(one(srv.port(), get("/slow")).status == 200);  // the slot was given back
+    CHECK(one_response(srv.port(), get("/slow")).status == 200);  // the slot was given back
     CHECK(inside == 2);
 }
 
@@ -329,12 +323,80 @@ TEST_CASE_TEMPLATE("response timer: Server-Timing or X-Response-Time after the h
         app.get("/st", [](request&, skiff::response& res) { res.text("timed"); });
         app.get("/rt", [](request&, skiff::response& res) { res.text("timed"); });
     });
-    reply st = one(srv.port(), get("/st"));
+    reply st = one_response(srv.port(), get("/st"));
     CHECK(st.body == "timed");
     CHECK(std::regex_match(st.header("Server-Timing"), std::regex(R"(app;dur=\d+\.\d{3})")));
-    reply rt = one(srv.port(), get("/rt"));
+    reply rt = one_response(srv.port(), get("/rt"));
     CHECK(std::regex_match(rt.header("X-Response-Time"), std::regex(R"(\d+\.\d{3}ms)")));
     CHECK(rt.header("Content-Length") == "5");
+}
+
+// An app behind concurrency_limit(1) whose /wait handlers defer; the test completes them.
+template <class Policy>
+class limited_waiters {
+public:
+    void mount(skiff::basic_server<Policy>& app) {
+        app.use(skiff::concurrency_limit<Policy>(1));
+        app.get("/wait", [this](request&, skiff::response& res) {
+            std::lock_guard<std::mutex> g(lock_);
+            waiting_.push_back(res.defer());
+        });
+        app.get("/now", [](request&, skiff::response& res) { res.text("now"); });
+    }
+    // Waits up to 5 s for n handlers to have deferred; returns how many have.
+    std::size_t parked(std::size_t n) {
+        for (int i = 0; i < 5000 && count() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return count();
+    }
+    void complete(std::size_t i, const std::string& body) {
+        std::lock_guard<std::mutex> g(lock_);
+        waiting_[i].text(body);
+    }
+
+private:
+    std::size_t count() {
+        std::lock_guard<std::mutex> g(lock_);
+        return waiting_.size();
+    }
+    std::mutex lock_;
+    std::vector<skiff::deferred> waiting_;
+};
+
+TEST_CASE_TEMPLATE("concurrency limit: a deferred request holds its slot until its answer is written", Policy,
+                   SKIFF_TEST_POLICIES) {
+    limited_waiters<Policy> app;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& a) { app.mount(a); });
+    client first(srv.port());
+    first.send(get("/wait"));
+    REQUIRE(app.parked(1) == 1);
+    CHECK(one_response(srv.port(), get("/wait")).status == 503);  // its handler returned, its answer did not
+    app.complete(0, "answered later");
+    auto rs = read_responses(first, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "answered later");
+    client second(srv.port());  // the slot is free again (given back on the loop, after the write)
+    second.send(get("/wait"));
+    CHECK(app.parked(2) == 2);
+    app.complete(1, "second");
+}
+
+TEST_CASE_TEMPLATE("concurrency limit: a deferred request whose client went gives its slot back when it completes",
+                   Policy, SKIFF_TEST_POLICIES) {
+    limited_waiters<Policy> app;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& a) { app.mount(a); });
+    {
+        client gone(srv.port());
+        gone.send(get("/wait"));
+        REQUIRE(app.parked(1) == 1);
+    }  // closed while its answer is pending: the work still runs, and still counts
+    CHECK(one_response(srv.port(), get("/now")).status == 503);
+    app.complete(0, "nobody reads this");
+    int status = 0;
+    for (int i = 0; i < 200 && status != 200; ++i) {  // the completion is applied on the loop, soon
+        status = one_response(srv.port(), get("/now")).status;
+        if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(status == 200);
 }
 
 TEST_CASE("built-ins compose: all five on one app, a HEAD answer gets them too") {
@@ -346,7 +408,7 @@ TEST_CASE("built-ins compose: all five on one app, a HEAD answer gets them too")
         app.use(skiff::concurrency_limit<skiff::single>(8));
         app.get("/", [](request&, skiff::response& res) { res.text("all"); });
     });
-    reply r = one(srv.port(), get("/", "Origin: https://app.example\r\n"));
+    reply r = one_response(srv.port(), get("/", "Origin: https://app.example\r\n"));
     CHECK(r.body == "all");
     CHECK_FALSE(r.header("Server-Timing").empty());
     CHECK_FALSE(r.header("X-Request-Id").empty());
@@ -371,7 +433,7 @@ TEST_CASE("options that would split a response are dropped at start-up") {
         app.use(skiff::cors(c));
         app.get("/", [](request&, skiff::response& res) { res.text("x"); });
     });
-    reply r = one(srv.port(), get("/", "Origin: https://app.example\r\n"));
+    reply r = one_response(srv.port(), get("/", "Origin: https://app.example\r\n"));
     CHECK(r.status == 200);
     CHECK(r.header("X-Frame-Options").empty());
     CHECK(r.header("Set-Cookie").empty());
@@ -387,7 +449,7 @@ TEST_CASE("a handler that sends nothing still gets the built-ins' fields") {
         app.use(skiff::request_id());
         app.get("/quiet", [](request&, skiff::response& res) { res.status(202); });
     });
-    reply r = one(srv.port(), get("/quiet"));
+    reply r = one_response(srv.port(), get("/quiet"));
     CHECK(r.status == 202);
     CHECK_FALSE(r.header("X-Request-Id").empty());
     CHECK_FALSE(r.header("X-Response-Time").empty());

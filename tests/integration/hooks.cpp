@@ -62,14 +62,6 @@ void observed_app(skiff::basic_server<Policy>& app, recorder& rec) {
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.body(req.body(), "text/plain"); });
 }
 
-reply one(std::uint16_t port, const std::string& raw) {
-    client c(port);
-    c.send(raw);
-    auto rs = read_responses(c, 1);
-    REQUIRE(rs.size() == 1);
-    return rs[0];
-}
-
 // The response as the client got it, to compare with bytes_sent.
 std::string raw_reply(std::uint16_t port, const std::string& raw) {
     client c(port);
@@ -102,13 +94,13 @@ TEST_CASE_TEMPLATE("the error hook sees what a handler threw, and the request, b
         app.get("/boom", [](skiff::request&, skiff::response&) { throw std::runtime_error("database is down"); });
         app.get("/odd", [](skiff::request&, skiff::response&) { throw 42; });
     });
-    CHECK(one(srv.port(), "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n").status == 500);
+    CHECK(one_response(srv.port(), "GET /boom HTTP/1.1\r\nHost: x\r\n\r\n").status == 500);
     {
         std::lock_guard<std::mutex> g(m);
         CHECK(what == "database is down");
         CHECK(path == "/boom");
     }
-    CHECK(one(srv.port(), "GET /odd HTTP/1.1\r\nHost: x\r\n\r\n").status == 500);
+    CHECK(one_response(srv.port(), "GET /odd HTTP/1.1\r\nHost: x\r\n\r\n").status == 500);
     {
         std::lock_guard<std::mutex> g(m);
         CHECK(what == "unknown exception");
@@ -134,7 +126,7 @@ TEST_CASE_TEMPLATE("the response hook sees a 200 and a 404 with their sizes and 
     CHECK(e.bytes_received == hello.size());
     CHECK(std::regex_match(e.peer, std::regex(R"(127\.0\.0\.1:\d+)")));
 
-    CHECK(one(srv.port(), "GET /missing?q=1 HTTP/1.0\r\n\r\n").status == 404);
+    CHECK(one_response(srv.port(), "GET /missing?q=1 HTTP/1.0\r\n\r\n").status == 404);
     auto all = rec.events();
     REQUIRE(all.size() == 2);
     CHECK(all[1].status == 404);
@@ -146,7 +138,7 @@ TEST_CASE_TEMPLATE("the response hook sees a 200 and a 404 with their sizes and 
 TEST_CASE_TEMPLATE("the response hook sees the server's own 400s, with their reasons", Policy, SKIFF_TEST_POLICIES) {
     recorder rec;
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { observed_app(app, rec); });
-    CHECK(one(srv.port(), "GET\x01/ HTTP/1.1\r\nHost: x\r\n\r\n").status == 400);
+    CHECK(one_response(srv.port(), "GET\x01/ HTTP/1.1\r\nHost: x\r\n\r\n").status == 400);
     seen line = only_event(rec);
     CHECK(line.reason == skiff::rejection::bad_request_line);
     CHECK(line.status == 400);
@@ -154,12 +146,46 @@ TEST_CASE_TEMPLATE("the response hook sees the server's own 400s, with their rea
     CHECK(line.bytes_sent > 0);
     CHECK(std::regex_match(line.peer, std::regex(R"(127\.0\.0\.1:\d+)")));
 
-    CHECK(one(srv.port(), "GET /hello HTTP/1.1\r\nHost x\r\n\r\n").status == 400);
+    CHECK(one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost x\r\n\r\n").status == 400);
     auto all = rec.events();
     REQUIRE(all.size() == 2);
     CHECK(all[1].reason == skiff::rejection::bad_header);
     CHECK(all[1].method == "GET");
     CHECK(all[1].target == "/hello");
+}
+
+TEST_CASE_TEMPLATE("the rejection hook adds fields to the server's own answers and to the 500 after a throw",
+                   Policy, SKIFF_TEST_POLICIES) {
+    std::mutex lock;
+    std::vector<skiff::rejection> reasons;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.on_rejection([&](skiff::response& res, skiff::rejection why) {
+            res.header("X-Rejected", skiff::to_string(why));
+            std::lock_guard<std::mutex> g(lock);
+            reasons.push_back(why);
+        });
+        app.on_rejection([](skiff::response&, skiff::rejection) { throw std::runtime_error("ignored"); });
+        app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello"); });
+        app.get("/throw", [](skiff::request&, skiff::response& res) {
+            res.header("X-Lost", "1");
+            throw std::runtime_error("boom");
+        });
+    });
+    reply bad = one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost x\r\n\r\n");
+    CHECK(bad.status == 400);
+    CHECK(bad.header("X-Rejected") == "bad_header");
+    CHECK(bad.body == "Bad Request\n");
+    reply big = one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+    CHECK(big.status == 431);
+    CHECK(big.header("X-Rejected") == "header_too_large");
+    reply thrown = one_response(srv.port(), "GET /throw HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(thrown.status == 500);
+    CHECK(thrown.header("X-Rejected") == "handler_exception");
+    CHECK(thrown.header("X-Lost").empty());  // the handler's own answer was discarded
+    reply fine = one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(fine.header("X-Rejected").empty());  // a handler's answer is not a rejection
+    std::lock_guard<std::mutex> g(lock);
+    CHECK(reasons.size() == 3);
 }
 
 TEST_CASE_TEMPLATE("the response hook sees a 431 and a 413, with their reasons", Policy, SKIFF_TEST_POLICIES) {
@@ -169,13 +195,13 @@ TEST_CASE_TEMPLATE("the response hook sees a 431 and a 413, with their reasons",
     opt.max_body = 16;
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { observed_app(app, rec); }, opt);
     std::string big = "GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(400, 'a') + "\r\n\r\n";
-    CHECK(one(srv.port(), big).status == 431);
+    CHECK(one_response(srv.port(), big).status == 431);
     seen e = only_event(rec);
     CHECK(e.reason == skiff::rejection::header_too_large);
     CHECK(e.status == 431);
     CHECK(e.method == "GET");
 
-    CHECK(one(srv.port(), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n").status == 413);
+    CHECK(one_response(srv.port(), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n").status == 413);
     auto all = rec.events();
     REQUIRE(all.size() == 2);
     CHECK(all[1].reason == skiff::rejection::body_too_large);
@@ -188,7 +214,7 @@ TEST_CASE_TEMPLATE("the response hook sees a 408 for a head that does not arrive
     skiff::options opt;
     opt.header_timeout = std::chrono::milliseconds(100);
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { observed_app(app, rec); }, opt);
-    CHECK(one(srv.port(), "GET /hello HTTP/1.1\r\nHost:").status == 408);
+    CHECK(one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost:").status == 408);
     seen e = only_event(rec);
     CHECK(e.reason == skiff::rejection::timeout);
     CHECK(e.method == "GET");
@@ -221,7 +247,7 @@ TEST_CASE_TEMPLATE("the access log writes Common Log Format lines, the server's 
         app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     });
     std::string got = raw_reply(srv.port(), hello);
-    CHECK(one(srv.port(), "BAD\r\n\r\n").status == 400);
+    CHECK(one_response(srv.port(), "BAD\r\n\r\n").status == 400);
     auto lines = rec.lines();
     REQUIRE(lines.size() == 2);
     std::regex clf(R"re((\S+) - - \[(\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} \+0000)\] "([^"]*)" (\d{3}) (\d+))re");
@@ -242,8 +268,8 @@ TEST_CASE_TEMPLATE("the access log writes JSON lines", Policy, SKIFF_TEST_POLICI
         app.on_response(skiff::access_log([&rec](std::string_view l) { rec.line(l); }, skiff::log_format::json_lines));
         app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     });
-    CHECK(one(srv.port(), "GET /hello?name=%22x%22 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200);
-    CHECK(one(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\nX: " + std::string(9000, 'a') + "\r\n\r\n").status ==
+    CHECK(one_response(srv.port(), "GET /hello?name=%22x%22 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200);
+    CHECK(one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\nX: " + std::string(9000, 'a') + "\r\n\r\n").status ==
           431);
     auto lines = rec.lines();
     REQUIRE(lines.size() == 2);
@@ -265,10 +291,10 @@ TEST_CASE_TEMPLATE("the metrics page counts requests, rejections and bytes", Pol
         app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     });
     const int n = 5;
-    for (int i = 0; i < n; ++i) CHECK(one(srv.port(), hello).status == 200);
-    CHECK(one(srv.port(), "GET / HTTP/1.1\r\nHost x\r\n\r\n").status == 400);
-    CHECK(one(srv.port(), "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n").status == 404);
-    reply r = one(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 0; i < n; ++i) CHECK(one_response(srv.port(), hello).status == 200);
+    CHECK(one_response(srv.port(), "GET / HTTP/1.1\r\nHost x\r\n\r\n").status == 400);
+    CHECK(one_response(srv.port(), "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n").status == 404);
+    reply r = one_response(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.status == 200);
     CHECK(r.header("Content-Type") == "text/plain; version=0.0.4");
     const std::string& text = r.body;

@@ -34,19 +34,11 @@ void app_with_middleware(skiff::server& app) {
     app.post("/echo", [](request& req, skiff::response& res) { res.body(req.body(), req.header("content-type")); });
 }
 
-reply one(std::uint16_t port, const std::string& raw) {
-    client c(port);
-    c.send(raw);
-    auto rs = read_responses(c, 1);
-    REQUIRE(rs.size() == 1);
-    return rs[0];
-}
-
 } // namespace
 
 TEST_CASE("app middleware runs before and after the handler, and adds headers late") {
     running_server<skiff::single> srv(app_with_middleware);
-    reply r = one(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply r = one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.status == 200);
     CHECK(r.body == "Hello, World!");
     CHECK(r.header("X-Before") == "1");
@@ -56,31 +48,31 @@ TEST_CASE("app middleware runs before and after the handler, and adds headers la
 
 TEST_CASE("a group middleware answers early, and the handler does not run") {
     running_server<skiff::single> srv(app_with_middleware);
-    reply r = one(srv.port(), "GET /api/data HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply r = one_response(srv.port(), "GET /api/data HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.status == 401);
     CHECK(r.header("WWW-Authenticate") == "Bearer");
     CHECK(r.body == "unauthorized\n");
     CHECK(r.header("X-Final-Status") == "401");  // the app middleware saw the final status
 
-    reply ok = one(srv.port(), "GET /api/data HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n");
+    reply ok = one_response(srv.port(), "GET /api/data HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\n\r\n");
     CHECK(ok.status == 200);
     CHECK(ok.body == "{\"ok\":true}");
 }
 
 TEST_CASE("a prefix covers its own segments only") {
     running_server<skiff::single> srv(app_with_middleware);
-    reply r = one(srv.port(), "GET /apis HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply r = one_response(srv.port(), "GET /apis HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.status == 200);
     CHECK(r.body == "not under /api");
 }
 
 TEST_CASE("app middleware wraps the 404 and 405 answers") {
     running_server<skiff::single> srv(app_with_middleware);
-    reply nf = one(srv.port(), "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply nf = one_response(srv.port(), "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(nf.status == 404);
     CHECK(nf.body == "Not Found\n");
     CHECK(nf.header("X-Final-Status") == "404");
-    reply na = one(srv.port(), "DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply na = one_response(srv.port(), "DELETE /hello HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(na.status == 405);
     CHECK(na.header("Allow").find("GET") != std::string::npos);
     CHECK(na.header("X-Final-Status") == "405");
@@ -110,7 +102,7 @@ TEST_CASE("a late header cannot change framing, and a HEAD answer gets it too") 
         });
         app.get("/", [](request&, skiff::response& res) { res.text("abc"); });
     });
-    reply r = one(srv.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply r = one_response(srv.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.header("Content-Length") == "3");
     CHECK(r.header("X-Late") == "yes");
     CHECK(r.body == "abc");
@@ -129,8 +121,8 @@ TEST_CASE("routes registered before use() are not wrapped") {
         });
         app.get("/after", [](request&, skiff::response& res) { res.text("a"); });
     });
-    CHECK(one(srv.port(), "GET /before HTTP/1.1\r\nHost: x\r\n\r\n").header("X-Mw").empty());
-    CHECK(one(srv.port(), "GET /after HTTP/1.1\r\nHost: x\r\n\r\n").header("X-Mw") == "1");
+    CHECK(one_response(srv.port(), "GET /before HTTP/1.1\r\nHost: x\r\n\r\n").header("X-Mw").empty());
+    CHECK(one_response(srv.port(), "GET /after HTTP/1.1\r\nHost: x\r\n\r\n").header("X-Mw") == "1");
 }
 
 TEST_CASE_TEMPLATE("middleware works under every policy", Policy, SKIFF_TEST_POLICIES) {
@@ -141,7 +133,7 @@ TEST_CASE_TEMPLATE("middleware works under every policy", Policy, SKIFF_TEST_POL
         });
         app.get("/", [](request&, skiff::response& res) { res.text("x"); });
     });
-    reply r = one(srv.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    reply r = one_response(srv.port(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(r.header("X-Mw") == "1");
     CHECK(r.body == "x");
 }

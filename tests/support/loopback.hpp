@@ -259,6 +259,16 @@ inline std::vector<response> read_responses(client& c, std::size_t n, std::chron
     return parse_responses(all);
 }
 
+// Sends raw on a new connection and returns the one response to it; throws (a failed test
+// case) when none arrives in time.
+inline response one_response(std::uint16_t port, const std::string& raw) {
+    client c(port);
+    c.send(raw);
+    auto rs = read_responses(c, 1);
+    if (rs.empty()) throw std::runtime_error("no response to: " + raw.substr(0, raw.find('\r')));
+    return rs[0];
+}
+
 } // namespace skiff_test
 
 #endif // SKIFF_TESTS_SUPPORT_LOOPBACK_HPP

@@ -494,6 +494,8 @@ struct response_access {
         return d;
     }
     static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+    // The answer defer() handed out, left in place (middleware that must outlive the handler).
+    static deferred_state* pending_deferred(response& r) noexcept { return r.deferred_; }
 
     // For fields checked once at start-up (the built-in middleware's): what header() would
     // keep, and adding such a field without header()'s per-call checks.

@@ -3,12 +3,12 @@
 //
 //   app.use(skiff::concurrency_limit<skiff::shared>(64));  // the server's own policy
 //
-// What counts: a request from the moment it enters this middleware until next() returns
-// (the rest of the chain and the handler, thrown out of or not). A deferred answer counts
-// until its handler returns, not until it completes: the limit bounds the handler threads
-// busy, not the work handed elsewhere. Under `single` one handler runs at a time, so the
-// limit bites only with n = 0 (a switch that sheds everything); it is for `sharded` (the
-// count is over all loops) and `shared`.
+// What counts: a request from the moment it enters this middleware until its answer is
+// done with. For a plain answer that is when next() returns (thrown out of or not); for a
+// deferred one (response::defer), when the loop has applied its completion, its push stream
+// has ended, or its client went. So under `single`, where one handler runs at a time, the
+// limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
+// over all loops.
 //
 // The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise;
 // the Policy argument must be the server's (basic_server<Policy>), or a derived one.
@@ -19,6 +19,7 @@
 
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/middleware.hpp"
 #include "skiff/server/policy.hpp"
 
@@ -65,17 +66,30 @@ private:
     std::size_t limit_;
 };
 
-// Leaves the count when the chain returns or throws.
+// Leaves the count when the chain returns or throws, unless the answer was deferred: then
+// when the loop is done with it.
 template <class Policy>
 class in_flight_slot {
 public:
-    explicit in_flight_slot(in_flight_count<Policy>& c) noexcept : count_(c) {}
+    explicit in_flight_slot(const std::shared_ptr<in_flight_count<Policy>>& c) noexcept : count_(c) {}
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
-    ~in_flight_slot() { count_.leave(); }
+    ~in_flight_slot() {
+        if (state_ == slot_state::held) count_->leave();
+    }
+
+    // After the chain returned: a deferred answer takes the slot with it.
+    void follow(response& res) {
+        deferred_state* later = response_access::pending_deferred(res);
+        if (later == nullptr) return;
+        when_settled(*later, [count = count_] { count->leave(); });  // a copy: the answer may outlive the app
+        state_ = slot_state::handed_over;
+    }
 
 private:
-    in_flight_count<Policy>& count_;
+    enum class slot_state : unsigned char { held, handed_over };
+    const std::shared_ptr<in_flight_count<Policy>>& count_;
+    slot_state state_ = slot_state::held;
 };
 
 } // namespace detail
@@ -89,8 +103,9 @@ middleware concurrency_limit(std::size_t n) {
             res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;
         }
-        detail::in_flight_slot<Policy> slot(*count);
+        detail::in_flight_slot<Policy> slot(count);
         go();
+        slot.follow(res);
     };
 }
 

@@ -32,6 +32,7 @@
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy
 #include <random>       // std::random_device for the per-thread prefix
+#include <string>       // new_request_id
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -108,6 +109,13 @@ private:
 };
 
 } // namespace detail
+
+// A generated id, as request_id() makes them, for an answer no middleware sees: the server's
+// own rejections (basic_server::on_rejection).
+inline std::string new_request_id() {
+    char room[detail::generated_id_room];
+    return std::string(detail::generate_request_id(room));
+}
 
 inline middleware request_id() {
     return [](request& req, response& res, const next& go) {

@@ -23,6 +23,7 @@
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
+#include <functional>   // std::function run when an answer settles
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -78,7 +79,22 @@ struct deferred_state {
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
     std::uint64_t deadline_timer = 0;
+    // Runs once, on the loop, when the connection stops waiting on this answer (it is
+    // written, a push stream ended, or the connection went): middleware that holds something
+    // for the request's whole life (concurrency_limit) lets go here.
+    std::function<void()> on_settled;
 };
+
+// Adds fn to what runs when the connection stops waiting on s (after those added before).
+inline void when_settled(deferred_state& s, std::function<void()> fn) {
+    if (s.on_settled) {
+        fn = [first = std::move(s.on_settled), then = std::move(fn)] {
+            first();
+            then();
+        };
+    }
+    s.on_settled = std::move(fn);
+}
 
 // The loop's side, called by the hub on the thread that serves the connection.
 class loop_context {

@@ -15,7 +15,8 @@
 
 namespace skiff {
 
-class request;  // http/request.hpp
+class request;   // http/request.hpp
+class response;  // http/response.hpp
 
 struct options {
     // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
@@ -80,6 +81,10 @@ struct options {
     std::function<void(const response_event&)> on_response;
     // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
     std::function<void(std::string_view what, const request&)> on_error;
+    // on_rejection: the server answers a request itself (a rejection, or the 500 after a
+    // throw); fields the hook adds with header() go on that answer (request id, security
+    // headers), before its body is written. Not called for the fixed 503 at accept.
+    std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
 };

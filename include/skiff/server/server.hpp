@@ -127,6 +127,14 @@ public:
         chain(opt_.on_error, std::move(fn));
         return *this;
     }
+    // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
+    // throw) pass no middleware, since no route was chosen; fn sees each before its body is
+    // written and may add fields with header(), so those answers carry what middleware puts
+    // on the others. The 503 at accept is a fixed text and is not decorated.
+    basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
+        chain(opt_.on_rejection, std::move(fn));
+        return *this;
+    }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
     basic_server& serve_metrics(std::string_view path) {

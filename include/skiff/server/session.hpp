@@ -376,8 +376,7 @@ private:
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
                          on_handler_error();
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
@@ -453,9 +452,29 @@ private:
         std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
         std::memcpy(text, reason.data(), n);
         text[n++] = '\n';
-        res_.status(status).text({text, n});
+        res_.status(status);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
+        res_.text({text, n});
         close_after_output(c, how);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
+    }
+
+    // The rejection hook adds its fields; one that throws leaves the answer as it was. The
+    // reason is told as the response hook tells it (a 400 whose request line is good is the
+    // header's fault).
+    SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
+        response_event e;
+        e.reason = why;
+        describe_request_line(input, limits_, e);
+        call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
+    }
+
+    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
+    SKIFF_NOINLINE void answer_internal_error() {
+        response_access::discard(res_);
+        res_.status(500);
+        if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
+        res_.text("Internal Server Error\n");
     }
 
     SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
@@ -648,6 +667,14 @@ private:
                 x.hub->forget(x.s);
             },
             &a);
+        if (s.on_settled) settle(s);
+    }
+
+    // Outside the hub's lock: what runs may post to the hub.
+    static void settle(deferred_state& s) {
+        std::function<void()> fn = std::move(s.on_settled);
+        s.on_settled = nullptr;
+        call_guarded([&] { fn(); }, [] {});
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
@@ -740,8 +767,7 @@ private:
         response_access::lend_upload(res_, &st);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         bool filled = response_access::upload(res_) == nullptr;
         response_access::lend_upload(res_, nullptr);
@@ -797,8 +823,7 @@ private:
         response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
         call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
                      [&] {
-                         response_access::discard(res_);
-                         res_.status(500).text("Internal Server Error\n");
+                         answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
