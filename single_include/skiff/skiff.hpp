@@ -8059,7 +8059,11 @@ public:
         return close(c);
     }
 
+    // Whatever of c's output is still in the loop's batch goes with it: the batch holds only
+    // the current connection's answers (the writer's invariant), and the next connection's
+    // flush would otherwise send them (a recycled connection once got a closed one's head).
     fate close(conn& c) {
+        writer_.batch().clear();
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.stream && c.stream->upload) c.stream->upload->abort();
         forget_if_waiting(c);
@@ -8107,13 +8111,8 @@ public:
     }
 
     // The producer passed max_push_buffer. Called from start_push, the stream's head is still
-    // in the loop's batch: it goes with the connection, or the next connection's flush on this
-    // loop would send it (a flaky test saw a recycled connection get that head before its own
-    // answer).
-    SKIFF_NOINLINE fate close_overflowed(conn& c) {
-        writer_.batch().clear();
-        return close(c);
-    }
+    // in the loop's batch: close() drops it with the connection.
+    SKIFF_NOINLINE fate close_overflowed(conn& c) { return close(c); }
 
     // shared: the worker that read the request hands the connection to the hub's processor.
     static void bind(conn& c, deferred_state& s) noexcept {

@@ -3,7 +3,7 @@
 // GET /big/:kib (a body of that many KiB, for slow readers and resets mid-response), and
 // POST /framing (how the body came: "chunked" or "length N", to see what a proxy forwards).
 // Env: PORT (0: the kernel picks), NAME, POLICY (single | sharded | shared), WORKERS (1),
-// MAX_CONNECTIONS, HEADER_TIMEOUT_MS, WRITE_TIMEOUT_MS; unset means the skiff default. Prints "serving PORT" once listening; SIGTERM stops it.
+// MAX_CONNECTIONS, MAX_BUFFERED, HEADER_TIMEOUT_MS, WRITE_TIMEOUT_MS; unset means the skiff default. Prints "serving PORT" once listening; SIGTERM stops it.
 #include "../../tools/bench/contract.hpp"
 
 #include <chrono>
@@ -66,6 +66,7 @@ int main() {
     skiff::options opt;
     opt.workers = bench::env_number("WORKERS", 1);
     from_env("MAX_CONNECTIONS", opt.max_connections);
+    from_env("MAX_BUFFERED", opt.max_buffered);
     from_env_ms("HEADER_TIMEOUT_MS", opt.header_timeout);
     from_env_ms("WRITE_TIMEOUT_MS", opt.write_timeout);
     const char* p = std::getenv("POLICY");
