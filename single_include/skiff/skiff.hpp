@@ -6369,7 +6369,7 @@ inline std::int64_t tick_for(const options& o) noexcept {
 // loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
 // program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
 //
-// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting) are
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting, on_writable) are
 // touched only by the thread that serves its connection at that moment, which is the loop's
 // thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
 // while the connection waits on this answer and cleared the moment it stops (answer written,
@@ -6382,7 +6382,8 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
-#include <functional>   // std::function run when an answer settles
+#include <functional>   // a push stream's writable callback; what runs when an answer settles
+#include <memory>       // std::enable_shared_from_this: the hub keeps a state it watches for writability
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -6408,7 +6409,8 @@ enum class link_state : std::uint8_t {
 // A push stream as its producer sees it.
 enum class push_state : std::uint8_t { open, closed };
 
-struct deferred_state {
+// Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
+struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // Set by defer() on the loop, then read-only.
     bool head_request = false;  // HEAD: the answer's body is not sent
     bool http10 = false;
@@ -6430,6 +6432,9 @@ struct deferred_state {
     std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
     std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
     std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
+    // Set by a write() that says backlogged, before it posts its bytes (so the loop sees it when
+    // it applies them); the loop clears it when it tells on_writable the backlog drained.
+    std::atomic<bool> wants_writable{false};
 
     // Loop-side (see the file comment).
     connection* conn = nullptr;
@@ -6438,6 +6443,8 @@ struct deferred_state {
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
     std::uint64_t deadline_timer = 0;
+    // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
+    std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
     // written, a push stream ended, or the connection went): middleware that holds something
     // for the request's whole life (concurrency_limit) lets go here.
@@ -6455,12 +6462,42 @@ inline void when_settled(deferred_state& s, std::function<void()> fn) {
     s.on_settled = std::move(fn);
 }
 
+// ---- push_stream::on_writable, on the thread that serves the stream ------------------------
+
+// Once a write() said backlogged and what waits (queued and unsent) is down to half of
+// write_high_water: the producer may write again. Half, so that a producer woken writes a
+// good run before the next backlog, not one piece per wake.
+inline void tell_if_drained(deferred_state& s) {
+    if (!s.on_writable || !s.wants_writable.load(std::memory_order_relaxed)) return;
+    std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
+    if (held > s.push_high_water / 2 || !s.wants_writable.exchange(false, std::memory_order_relaxed)) return;
+    call_guarded([&] { s.on_writable(false); }, [] {});
+}
+
+// The stream ended (the client went, its bound passed, the server stopped, or close()): the
+// callback hears it once, and is then dropped with what it holds.
+inline void tell_ended(deferred_state& s) {
+    if (!s.on_writable) return;
+    std::function<void(bool)> fn = std::move(s.on_writable);
+    s.on_writable = nullptr;
+    call_guarded([&] { fn(true); }, [] {});
+}
+
+// The registration, posted by the producer: a stream that already ended or already drained
+// is told at once, so a producer that registers late is not left waiting.
+inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
+    s.on_writable = std::move(fn);
+    if (s.link == link_state::finished) return tell_ended(s);
+    tell_if_drained(s);
+}
+
 // The loop's side, called by the hub on the thread that serves the connection.
 class loop_context {
 public:
     virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
+    virtual void writable(deferred_state& s) = 0;  // shared: a push stream's socket took more
 
 protected:
     ~loop_context() = default;
@@ -6484,8 +6521,13 @@ public:
     // Runs fn as the hub's processor (under its process lock), so that no completion is
     // applied meanwhile (under shared, on another thread).
     void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
-    // The connection stopped waiting on s: its deadline timer is dropped.
+    // The connection stopped waiting on s: its deadline timer is dropped (and its
+    // writability watch, if any).
     void forget(deferred_state& s) { ops_->forget(this, s); }
+    // shared: a push stream's connection belongs to the hub, not to the workers, while it
+    // streams; its unsent bytes go out when fd is writable, which the hub watches for
+    // (writable() on the loop_context) instead of the connection.
+    void watch_writable(deferred_state& s, int fd) { ops_->watch_writable(this, s, fd); }
 
 protected:
     struct ops {
@@ -6496,6 +6538,7 @@ protected:
         void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
+        void (*watch_writable)(loop_hub*, deferred_state&, int);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;
@@ -8014,7 +8057,11 @@ public:
     // Writable: send parked output; else produce more of a stream; else answer the requests
     // that waited for the client to take earlier answers.
     fate on_writable(conn& c) {
-        if (!c.out.empty()) return after_write(c, writer_.write_parked(c));
+        if (!c.out.empty()) {
+            write_status w = writer_.write_parked(c);
+            if (SKIFF_UNLIKELY(c.state == phase::deferred)) note_push_sent(c);
+            return after_write(c, w);
+        }
         if (c.state == phase::streaming) return pump(c);
         if (c.state != phase::waiting) return after_write(c, write_status::drained);
         c.state = phase::reading;
@@ -8107,6 +8154,18 @@ public:
         std::size_t parked = writer::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        if constexpr (Set::hands_over_deferred)
+            if (parked != 0) set_.anchor().hub->watch_writable(s, c.fd);
+        tell_if_drained(s);
+        return after_write(c, w);
+    }
+
+    // shared: the hub saw a push stream's socket writable (loop_hub::watch_writable).
+    fate on_push_writable(conn& c, deferred_state& s) {
+        write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
+        if (w == write_status::failed) return close(c);
+        note_push_sent(c);
+        if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
         return after_write(c, w);
     }
 
@@ -8544,6 +8603,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 x.hub->forget(x.s);
+                tell_ended(x.s);  // a producer waiting on on_writable stops
             },
             &a);
         if (s.on_settled) settle(s);
@@ -8554,6 +8614,15 @@ private:
         std::function<void()> fn = std::move(s.on_settled);
         s.on_settled = nullptr;
         call_guarded([&] { fn(); }, [] {});
+    }
+
+    // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
+    // on_writable hears once the backlog is down to half.
+    SKIFF_NOINLINE void note_push_sent(conn& c) {
+        if (!c.stream || c.stream->deferred == nullptr) return;
+        deferred_state& s = *c.stream->deferred;
+        s.parked.store(writer::pending(c), std::memory_order_relaxed);
+        tell_if_drained(s);
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
@@ -9061,6 +9130,12 @@ public:
         settle(c, session_.on_push(c, s, bytes, last));
     }
 
+    void writable(deferred_state& s) override {
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_push_writable(c, s));
+    }
+
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
     void give_up(deferred_state& s) override {
         if (s.link == link_state::finished) return;
@@ -9246,7 +9321,9 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
 // never after detach(): from then on posts are refused (a handle that outlives its server
-// completes as a no-op). Tasks, timers and watch callbacks run under the process lock (a
+// completes as a no-op). A turn runs at most tasks_per_turn tasks; the rest wait for the next
+// turn, after the ready I/O (the wait does not block while some are left), so a fan-out that
+// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch callbacks run under the process lock (a
 // recursive mutex, taken uncontended except under the shared policy, where it makes one
 // thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
@@ -9254,7 +9331,7 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #define SKIFF_ASYNC_HUB_HPP
 
 
-#include <algorithm>      // std::remove_if
+#include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t
 #include <functional>     // std::function tasks
@@ -9346,31 +9423,37 @@ public:
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         timers_.clear();
         by_due_.clear();
+        batch_.clear();
+        next_ = 0;
     }
 
     bool claims(const void* data) const noexcept {
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_writer(data) != nullptr;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
     // and one whose event is still further on in this wait's batch must not be closed under it.
-    void on_event(const void* data, loop_context&) {
+    void on_event(const void* data, loop_context& ctx) {
         if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         watcher* w = nullptr;
+        std::shared_ptr<deferred_state> stream;  // held while it is served
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
+            if (w == nullptr) stream = find_writer(data);
         }
+        if (stream && stream->link == link_state::bound) return ctx.writable(*stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
     }
 
     int timeout(int base, std::int64_t now_ms) noexcept {
+        if (drain_wanted_.load(std::memory_order_relaxed)) return 0;  // tasks left for the next turn
         std::int64_t due = next_due_.load(std::memory_order_relaxed);
         if (due == no_timer) return base;
         std::int64_t wait = due > now_ms ? due - now_ms : 0;
@@ -9397,10 +9480,27 @@ public:
         fn(arg);
     }
 
-    void forget(deferred_state& s) { drop_timer(s.deadline_timer); }
+    void forget(deferred_state& s) {
+        drop_timer(s.deadline_timer);
+        retire_writer(&s);
+    }
+
+    void watch_writable(deferred_state& s, int fd) {
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            if (find_writer(&s) == nullptr) {
+                writers_.push_back(s.shared_from_this());
+                watch_total_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        poller_.modify(fd, &s, watch_write, mode_);  // the connection's own registration, re-aimed
+    }
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
+    // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
+    // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
+    static constexpr std::size_t tasks_per_turn = 64;
     static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
 
     struct timer {
@@ -9424,7 +9524,9 @@ private:
     static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
-    static constexpr ops table{&detach_of, &claims_of, &on_event_of, &timeout_of, &on_turn_of, &exclusive_of, &forget_of};
+    static void watch_writable_of(loop_hub* h, deferred_state& s, int fd) { self(h)->watch_writable(s, fd); }
+    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
+                               &on_turn_of, &exclusive_of, &forget_of,   &watch_writable_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -9434,14 +9536,27 @@ private:
         return nullptr;
     }
 
+    // Takes what was posted behind what an earlier turn left, and runs up to tasks_per_turn
+    // of them, oldest first. Tasks posted meanwhile go to the inbox, so they run after these.
     void drain(loop_context& ctx) {
         poller_.clear_notifier();
-        std::vector<hub_task> batch;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
-            std::swap(batch, inbox_);
+            if (next_ == batch_.size()) {
+                batch_.clear();
+                next_ = 0;
+                std::swap(batch_, inbox_);
+            } else {
+                for (auto& t : inbox_) batch_.push_back(std::move(t));
+                inbox_.clear();
+            }
         }
-        for (auto& t : batch) call_guarded([&] { t(ctx); }, [] {});
+        std::size_t end = batch_.size() - next_ > tasks_per_turn ? next_ + tasks_per_turn : batch_.size();
+        while (next_ < end) {
+            hub_task t = std::move(batch_[next_++]);
+            call_guarded([&] { t(ctx); }, [] {});
+        }
+        if (next_ != batch_.size()) drain_wanted_.store(true, std::memory_order_relaxed);  // next turn, no waiting
     }
 
     void run_due(std::int64_t now_ms, loop_context& ctx) {
@@ -9489,13 +9604,37 @@ private:
         }
     }
 
+    // A push stream's writability watch ends with its stream; it stays claimable for a second,
+    // as a watcher does, and keeps its state alive meanwhile.
+    void retire_writer(const deferred_state* s) {
+        if (watch_total_.load(std::memory_order_relaxed) == 0) return;
+        std::lock_guard<std::mutex> g(watch_lock_);
+        auto it = std::find_if(writers_.begin(), writers_.end(), [&](auto& w) { return w.get() == s; });
+        if (it == writers_.end()) return;
+        retired_writers_.push_back({std::move(*it), monotonic_ms()});
+        writers_.erase(it);
+        retired_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    std::shared_ptr<deferred_state> find_writer(const void* data) const {
+        for (auto& w : writers_)
+            if (w.get() == data) return w;
+        for (auto& w : retired_writers_)
+            if (w.first.get() == data) return w.first;
+        return nullptr;
+    }
+
     void free_retired(std::int64_t now_ms) {
         if (retired_count_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - retired_.size();
-        retired_count_.store(retired_.size(), std::memory_order_relaxed);
+        auto old_writer = [&](const auto& w) { return now_ms - w.second >= 1000; };
+        retired_writers_.erase(std::remove_if(retired_writers_.begin(), retired_writers_.end(), old_writer),
+                               retired_writers_.end());
+        std::size_t left = retired_.size() + retired_writers_.size();
+        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
+        retired_count_.store(left, std::memory_order_relaxed);
         watch_total_.fetch_sub(freed, std::memory_order_relaxed);
     }
 
@@ -9506,6 +9645,8 @@ private:
 
     std::mutex inbox_lock_;
     std::vector<hub_task> inbox_;
+    std::vector<hub_task> batch_;  // taken from the inbox, run from next_ on (process lock)
+    std::size_t next_ = 0;
     hub_state state_ = hub_state::open;
     std::atomic<std::uint64_t> next_id_{1};
 
@@ -9518,8 +9659,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    std::atomic<std::size_t> retired_count_{0};
-    std::atomic<std::size_t> watch_total_{0};  // watchers and retired ones: claims() looks only if some
+    std::vector<std::shared_ptr<deferred_state>> writers_;  // shared: push streams watched for writability
+    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_writers_;  // and when retired
+    std::atomic<std::size_t> retired_count_{0};  // retired watchers and writers
+    std::atomic<std::size_t> watch_total_{0};  // watchers, writers and retired ones: claims() looks only if some
 };
 
 } // namespace skiff::detail
@@ -10581,8 +10724,9 @@ using server = basic_server<single>;
 //                body, or a push stream. Dropped uncompleted, it answers 500 (and says so on
 //                stderr in a debug build). cancelled() tells the work that nobody waits.
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
-//                close (HTTP/1.0); write() says when the client is slow, and a stream that
-//                holds more than options::max_push_buffer is closed with its connection.
+//                close (HTTP/1.0); write() says when the client is slow, on_writable() when
+//                it has caught up (or gone), and a stream that holds more than
+//                options::max_push_buffer is closed with its connection.
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
@@ -10684,9 +10828,24 @@ public:
             return push_status::closed;
         }
         s_->queued.fetch_add(bytes.size(), std::memory_order_relaxed);
+        bool backlogged = held > s_->push_high_water;
+        if (backlogged) s_->wants_writable.store(true, std::memory_order_relaxed);  // before the post: see loop_hub.hpp
         bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { ctx.push(*s, b, false); });
         if (!posted) return push_status::closed;
-        return held > s_->push_high_water ? push_status::backlogged : push_status::accepted;
+        return backlogged ? push_status::backlogged : push_status::accepted;
+    }
+
+    // fn runs on the stream's loop: with push_status::accepted once a write() that said
+    // backlogged has drained to half of write_high_water (write again), and once with
+    // push_status::closed when the stream ends (the client went, the bound passed, the server
+    // stopped, or close()); never after that. A later call replaces fn. False when the stream
+    // is already closed by close() or its loop is gone (fn is dropped, not called).
+    bool on_writable(std::function<void(push_status)> fn) {
+        if (!s_) return false;
+        auto tell = [fn = std::move(fn)](bool ended) { fn(ended ? push_status::closed : push_status::accepted); };
+        return hub_->post([s = s_, tell = std::move(tell)](detail::loop_context&) mutable {
+            detail::listen_writable(*s, std::move(tell));
+        });
     }
 
     // Ends the body (the last chunk); the handle is then empty.
@@ -10736,6 +10895,8 @@ public:
         if (!text.empty()) line.append(" ").append(one_line(text));
         return s_.write(line.append("\n\n"));
     }
+    // As push_stream::on_writable.
+    bool on_writable(std::function<void(push_status)> fn) { return s_.on_writable(std::move(fn)); }
     void close() { s_.close(); }
     bool closed() const noexcept { return s_.closed(); }
     std::size_t buffered() const noexcept { return s_.buffered(); }

@@ -410,3 +410,208 @@ TEST_CASE_TEMPLATE("a loop runs posted functions, timers and watch callbacks", P
     ::close(fds[0]);
     ::close(fds[1]);
 }
+
+namespace {
+
+// What a push stream's on_writable callback heard, for the test thread to wait on. Shared with
+// the callback, which the loop may still hold after the test's own handles are gone.
+class writable_log {
+public:
+    static std::function<void(skiff::push_status)> callback(const std::shared_ptr<writable_log>& log) {
+        return [log](skiff::push_status st) {
+            std::lock_guard<std::mutex> g(log->lock_);
+            ++(st == skiff::push_status::closed ? log->closed_ : log->writable_);
+            log->changed_.notify_all();
+        };
+    }
+    int writable() {
+        std::lock_guard<std::mutex> g(lock_);
+        return writable_;
+    }
+    int closed() {
+        std::lock_guard<std::mutex> g(lock_);
+        return closed_;
+    }
+    bool wait_closed(std::chrono::milliseconds limit) {
+        std::unique_lock<std::mutex> g(lock_);
+        return changed_.wait_for(g, limit, [&] { return closed_ > 0; });
+    }
+
+private:
+    std::mutex lock_;
+    std::condition_variable changed_;
+    int writable_ = 0;
+    int closed_ = 0;
+};
+
+skiff::options slow_reader_options() {
+    skiff::options opt;
+    opt.write_high_water = 32 * 1024;
+    opt.max_push_buffer = std::size_t{64} << 20;
+    return opt;
+}
+
+// Writes until the client's socket is full and the server holds more than write_high_water
+// for it (a backlog that stays, not one the loop has yet to pass to the kernel). True when
+// that happened before the stream closed.
+bool fill_until_backlogged(skiff::push_stream& s, std::size_t high_water) {
+    std::string piece(8192, 'x');
+    for (int i = 0; i < 20000; ++i) {
+        skiff::push_status st = s.write(piece);
+        if (st == skiff::push_status::closed) return false;
+        if (st != skiff::push_status::backlogged) continue;
+        std::this_thread::sleep_for(20ms);  // the loop writes what the socket takes
+        if (s.buffered() > high_water) return true;
+    }
+    return false;
+}
+
+// A client whose receive buffer does not grow, so that the server's writes to it soon stay
+// parked. Not much smaller: below a segment's worth (64 KiB on loopback) the client's kernel
+// holds back its window updates, and the server's then trickle out on its probe timer.
+client slow_reader(std::uint16_t port) {
+    client c(port);
+    int small = 64 * 1024;
+    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    return c;
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("a push stream's on_writable hears when a slow reader has caught up, then that it ended", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = slow_reader_options();
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/stream", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+    }, opt);
+    client c = slow_reader(srv.port());
+    c.send(request("/stream"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    auto log = std::make_shared<writable_log>();
+    skiff::push_stream s = handles[0]->stream("application/octet-stream");
+    REQUIRE(s.on_writable(writable_log::callback(log)));
+    REQUIRE(fill_until_backlogged(s, opt.write_high_water));
+    int before = log->writable();  // a backlog the loop passed on quickly may have been told already
+    std::this_thread::sleep_for(200ms);
+    CHECK(log->writable() == before);  // the client has read nothing more: nothing drained
+    auto until = std::chrono::steady_clock::now() + 10s;
+    while (log->writable() == before && std::chrono::steady_clock::now() < until) (void)c.read_some(20ms);
+    CHECK(log->writable() == before + 1);  // once, after the client read
+    CHECK(s.buffered() <= opt.write_high_water / 2);
+    CHECK(log->closed() == 0);
+    CHECK(s.write("end") != skiff::push_status::closed);
+    s.close();
+    std::string rest = c.read_until([](const std::string& got) { return got.find("end\r\n0\r\n\r\n") != std::string::npos; },
+                                    10s);
+    CHECK(rest.find("end\r\n0\r\n\r\n") != std::string::npos);
+    CHECK(log->wait_closed(3s));  // the stream ended: told once, so the producer can let go
+    std::this_thread::sleep_for(50ms);
+    CHECK(log->closed() == 1);
+}
+
+TEST_CASE_TEMPLATE("a push stream's on_writable hears exactly once that its client vanished", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = slow_reader_options();
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/stream", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("up"); });
+    }, opt);
+    auto c = std::make_unique<client>(slow_reader(srv.port()));
+    c->send(request("/stream"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    auto log = std::make_shared<writable_log>();
+    skiff::push_stream s = handles[0]->stream("application/octet-stream");
+    REQUIRE(s.on_writable(writable_log::callback(log)));
+    REQUIRE(fill_until_backlogged(s, opt.write_high_water));
+    linger abort{1, 0};  // a reset, as a client that crashed or lost its network
+    ::setsockopt(c->fd(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+    c.reset();
+    CHECK(log->wait_closed(5s));
+    CHECK(s.write("more") == skiff::push_status::closed);
+    CHECK(s.closed());
+    s.close();  // the producer's own close after that tells nothing more
+    std::this_thread::sleep_for(100ms);
+    CHECK(log->closed() == 1);
+    CHECK(s.on_writable(writable_log::callback(log)) == false);  // closed: nothing to hear
+    client other(srv.port());
+    other.send(request("/"));
+    auto rs = read_responses(other, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
+}
+
+TEST_CASE_TEMPLATE("tasks posted to a loop all run, in order, past one turn's share", Policy, SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.workers = 2;
+    skiff::basic_server<Policy> app(opt);
+    REQUIRE_FALSE(app.listen(0));
+    skiff::loop_ref loop = app.loop();
+    std::thread runner([&] { app.run(); });
+    std::mutex lock;
+    std::condition_variable changed;
+    std::vector<int> ran;
+    const int n = 1000;  // many turns' worth (a turn runs 64)
+    std::thread([&] {
+        for (int i = 0; i < n; ++i) {
+            CHECK(loop.post([&, i] {
+                std::lock_guard<std::mutex> g(lock);
+                ran.push_back(i);
+                changed.notify_all();
+            }));
+        }
+    }).join();
+    {
+        std::unique_lock<std::mutex> g(lock);
+        CHECK(changed.wait_for(g, 5s, [&] { return ran.size() == static_cast<std::size_t>(n); }));
+        std::vector<int> expected(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) expected[static_cast<std::size_t>(i)] = i;
+        CHECK(ran == expected);
+    }
+    app.stop();
+    runner.join();
+}
+
+TEST_CASE("a loop with a long run of posted tasks serves a ready request before finishing them") {
+    skiff::basic_server<skiff::single> app;
+    std::atomic<int> ran{0};
+    std::atomic<int> seen{-1};  // how many tasks had run when the request was served
+    app.get("/", [&](skiff::request&, skiff::response& res) {
+        seen.store(ran.load());
+        res.text("up");
+    });
+    REQUIRE_FALSE(app.listen(0));
+    skiff::loop_ref loop = app.loop();
+    std::thread runner([&] { app.run(); });
+    client c(app.port());
+    std::mutex lock;
+    std::condition_variable opened;
+    bool open = false;
+    // The first task holds the loop until the request has arrived, so that it is ready while
+    // the other 1,000 wait in the inbox.
+    loop.post([&] {
+        std::unique_lock<std::mutex> g(lock);
+        opened.wait_for(g, 5s, [&] { return open; });
+    });
+    const int n = 1000;
+    for (int i = 0; i < n; ++i) loop.post([&] { ran.fetch_add(1); });
+    c.send(request("/"));
+    std::this_thread::sleep_for(50ms);
+    {
+        std::lock_guard<std::mutex> g(lock);
+        open = true;
+    }
+    opened.notify_all();
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
+    auto until = std::chrono::steady_clock::now() + 5s;
+    while (ran.load() < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    CHECK(ran.load() == n);
+    CHECK(seen.load() < 128);  // served after a turn's share or two, not after all of them
+    app.stop();
+    runner.join();
+}

@@ -8,8 +8,9 @@
 //                body, or a push stream. Dropped uncompleted, it answers 500 (and says so on
 //                stderr in a debug build). cancelled() tells the work that nobody waits.
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
-//                close (HTTP/1.0); write() says when the client is slow, and a stream that
-//                holds more than options::max_push_buffer is closed with its connection.
+//                close (HTTP/1.0); write() says when the client is slow, on_writable() when
+//                it has caught up (or gone), and a stream that holds more than
+//                options::max_push_buffer is closed with its connection.
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
@@ -115,9 +116,24 @@ public:
             return push_status::closed;
         }
         s_->queued.fetch_add(bytes.size(), std::memory_order_relaxed);
+        bool backlogged = held > s_->push_high_water;
+        if (backlogged) s_->wants_writable.store(true, std::memory_order_relaxed);  // before the post: see loop_hub.hpp
         bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { ctx.push(*s, b, false); });
         if (!posted) return push_status::closed;
-        return held > s_->push_high_water ? push_status::backlogged : push_status::accepted;
+        return backlogged ? push_status::backlogged : push_status::accepted;
+    }
+
+    // fn runs on the stream's loop: with push_status::accepted once a write() that said
+    // backlogged has drained to half of write_high_water (write again), and once with
+    // push_status::closed when the stream ends (the client went, the bound passed, the server
+    // stopped, or close()); never after that. A later call replaces fn. False when the stream
+    // is already closed by close() or its loop is gone (fn is dropped, not called).
+    bool on_writable(std::function<void(push_status)> fn) {
+        if (!s_) return false;
+        auto tell = [fn = std::move(fn)](bool ended) { fn(ended ? push_status::closed : push_status::accepted); };
+        return hub_->post([s = s_, tell = std::move(tell)](detail::loop_context&) mutable {
+            detail::listen_writable(*s, std::move(tell));
+        });
     }
 
     // Ends the body (the last chunk); the handle is then empty.
@@ -167,6 +183,8 @@ public:
         if (!text.empty()) line.append(" ").append(one_line(text));
         return s_.write(line.append("\n\n"));
     }
+    // As push_stream::on_writable.
+    bool on_writable(std::function<void(push_status)> fn) { return s_.on_writable(std::move(fn)); }
     void close() { s_.close(); }
     bool closed() const noexcept { return s_.closed(); }
     std::size_t buffered() const noexcept { return s_.buffered(); }

@@ -8,7 +8,9 @@
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
 // never after detach(): from then on posts are refused (a handle that outlives its server
-// completes as a no-op). Tasks, timers and watch callbacks run under the process lock (a
+// completes as a no-op). A turn runs at most tasks_per_turn tasks; the rest wait for the next
+// turn, after the ready I/O (the wait does not block while some are left), so a fan-out that
+// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch callbacks run under the process lock (a
 // recursive mutex, taken uncontended except under the shared policy, where it makes one
 // thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
@@ -20,7 +22,7 @@
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 
-#include <algorithm>      // std::remove_if
+#include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t
 #include <functional>     // std::function tasks
@@ -112,31 +114,37 @@ public:
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         timers_.clear();
         by_due_.clear();
+        batch_.clear();
+        next_ = 0;
     }
 
     bool claims(const void* data) const noexcept {
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_writer(data) != nullptr;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
     // and one whose event is still further on in this wait's batch must not be closed under it.
-    void on_event(const void* data, loop_context&) {
+    void on_event(const void* data, loop_context& ctx) {
         if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         watcher* w = nullptr;
+        std::shared_ptr<deferred_state> stream;  // held while it is served
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
+            if (w == nullptr) stream = find_writer(data);
         }
+        if (stream && stream->link == link_state::bound) return ctx.writable(*stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
     }
 
     int timeout(int base, std::int64_t now_ms) noexcept {
+        if (drain_wanted_.load(std::memory_order_relaxed)) return 0;  // tasks left for the next turn
         std::int64_t due = next_due_.load(std::memory_order_relaxed);
         if (due == no_timer) return base;
         std::int64_t wait = due > now_ms ? due - now_ms : 0;
@@ -163,10 +171,27 @@ public:
         fn(arg);
     }
 
-    void forget(deferred_state& s) { drop_timer(s.deadline_timer); }
+    void forget(deferred_state& s) {
+        drop_timer(s.deadline_timer);
+        retire_writer(&s);
+    }
+
+    void watch_writable(deferred_state& s, int fd) {
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            if (find_writer(&s) == nullptr) {
+                writers_.push_back(s.shared_from_this());
+                watch_total_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        poller_.modify(fd, &s, watch_write, mode_);  // the connection's own registration, re-aimed
+    }
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
+    // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
+    // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
+    static constexpr std::size_t tasks_per_turn = 64;
     static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
 
     struct timer {
@@ -190,7 +215,9 @@ private:
     static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
-    static constexpr ops table{&detach_of, &claims_of, &on_event_of, &timeout_of, &on_turn_of, &exclusive_of, &forget_of};
+    static void watch_writable_of(loop_hub* h, deferred_state& s, int fd) { self(h)->watch_writable(s, fd); }
+    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
+                               &on_turn_of, &exclusive_of, &forget_of,   &watch_writable_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -200,14 +227,27 @@ private:
         return nullptr;
     }
 
+    // Takes what was posted behind what an earlier turn left, and runs up to tasks_per_turn
+    // of them, oldest first. Tasks posted meanwhile go to the inbox, so they run after these.
     void drain(loop_context& ctx) {
         poller_.clear_notifier();
-        std::vector<hub_task> batch;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
-            std::swap(batch, inbox_);
+            if (next_ == batch_.size()) {
+                batch_.clear();
+                next_ = 0;
+                std::swap(batch_, inbox_);
+            } else {
+                for (auto& t : inbox_) batch_.push_back(std::move(t));
+                inbox_.clear();
+            }
         }
-        for (auto& t : batch) call_guarded([&] { t(ctx); }, [] {});
+        std::size_t end = batch_.size() - next_ > tasks_per_turn ? next_ + tasks_per_turn : batch_.size();
+        while (next_ < end) {
+            hub_task t = std::move(batch_[next_++]);
+            call_guarded([&] { t(ctx); }, [] {});
+        }
+        if (next_ != batch_.size()) drain_wanted_.store(true, std::memory_order_relaxed);  // next turn, no waiting
     }
 
     void run_due(std::int64_t now_ms, loop_context& ctx) {
@@ -255,13 +295,37 @@ private:
         }
     }
 
+    // A push stream's writability watch ends with its stream; it stays claimable for a second,
+    // as a watcher does, and keeps its state alive meanwhile.
+    void retire_writer(const deferred_state* s) {
+        if (watch_total_.load(std::memory_order_relaxed) == 0) return;
+        std::lock_guard<std::mutex> g(watch_lock_);
+        auto it = std::find_if(writers_.begin(), writers_.end(), [&](auto& w) { return w.get() == s; });
+        if (it == writers_.end()) return;
+        retired_writers_.push_back({std::move(*it), monotonic_ms()});
+        writers_.erase(it);
+        retired_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    std::shared_ptr<deferred_state> find_writer(const void* data) const {
+        for (auto& w : writers_)
+            if (w.get() == data) return w;
+        for (auto& w : retired_writers_)
+            if (w.first.get() == data) return w.first;
+        return nullptr;
+    }
+
     void free_retired(std::int64_t now_ms) {
         if (retired_count_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - retired_.size();
-        retired_count_.store(retired_.size(), std::memory_order_relaxed);
+        auto old_writer = [&](const auto& w) { return now_ms - w.second >= 1000; };
+        retired_writers_.erase(std::remove_if(retired_writers_.begin(), retired_writers_.end(), old_writer),
+                               retired_writers_.end());
+        std::size_t left = retired_.size() + retired_writers_.size();
+        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
+        retired_count_.store(left, std::memory_order_relaxed);
         watch_total_.fetch_sub(freed, std::memory_order_relaxed);
     }
 
@@ -272,6 +336,8 @@ private:
 
     std::mutex inbox_lock_;
     std::vector<hub_task> inbox_;
+    std::vector<hub_task> batch_;  // taken from the inbox, run from next_ on (process lock)
+    std::size_t next_ = 0;
     hub_state state_ = hub_state::open;
     std::atomic<std::uint64_t> next_id_{1};
 
@@ -284,8 +350,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    std::atomic<std::size_t> retired_count_{0};
-    std::atomic<std::size_t> watch_total_{0};  // watchers and retired ones: claims() looks only if some
+    std::vector<std::shared_ptr<deferred_state>> writers_;  // shared: push streams watched for writability
+    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_writers_;  // and when retired
+    std::atomic<std::size_t> retired_count_{0};  // retired watchers and writers
+    std::atomic<std::size_t> watch_total_{0};  // watchers, writers and retired ones: claims() looks only if some
 };
 
 } // namespace skiff::detail

@@ -139,6 +139,12 @@ public:
         settle(c, session_.on_push(c, s, bytes, last));
     }
 
+    void writable(deferred_state& s) override {
+        if (s.link != link_state::bound) return;
+        conn& c = served(s);
+        settle(c, session_.on_push_writable(c, s));
+    }
+
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
     void give_up(deferred_state& s) override {
         if (s.link == link_state::finished) return;

@@ -8,7 +8,7 @@
 // loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
 // program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
 //
-// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting) are
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting, on_writable) are
 // touched only by the thread that serves its connection at that moment, which is the loop's
 // thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
 // while the connection waits on this answer and cleared the moment it stops (answer written,
@@ -17,13 +17,15 @@
 #ifndef SKIFF_SERVER_LOOP_HUB_HPP
 #define SKIFF_SERVER_LOOP_HUB_HPP
 
+#include "skiff/detail/guarded_call.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/poller/poller.hpp"
 
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
-#include <functional>   // std::function run when an answer settles
+#include <functional>   // a push stream's writable callback; what runs when an answer settles
+#include <memory>       // std::enable_shared_from_this: the hub keeps a state it watches for writability
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -49,7 +51,8 @@ enum class link_state : std::uint8_t {
 // A push stream as its producer sees it.
 enum class push_state : std::uint8_t { open, closed };
 
-struct deferred_state {
+// Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
+struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // Set by defer() on the loop, then read-only.
     bool head_request = false;  // HEAD: the answer's body is not sent
     bool http10 = false;
@@ -71,6 +74,9 @@ struct deferred_state {
     std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
     std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
     std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
+    // Set by a write() that says backlogged, before it posts its bytes (so the loop sees it when
+    // it applies them); the loop clears it when it tells on_writable the backlog drained.
+    std::atomic<bool> wants_writable{false};
 
     // Loop-side (see the file comment).
     connection* conn = nullptr;
@@ -79,6 +85,8 @@ struct deferred_state {
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
     std::uint64_t deadline_timer = 0;
+    // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
+    std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
     // written, a push stream ended, or the connection went): middleware that holds something
     // for the request's whole life (concurrency_limit) lets go here.
@@ -96,12 +104,42 @@ inline void when_settled(deferred_state& s, std::function<void()> fn) {
     s.on_settled = std::move(fn);
 }
 
+// ---- push_stream::on_writable, on the thread that serves the stream ------------------------
+
+// Once a write() said backlogged and what waits (queued and unsent) is down to half of
+// write_high_water: the producer may write again. Half, so that a producer woken writes a
+// good run before the next backlog, not one piece per wake.
+inline void tell_if_drained(deferred_state& s) {
+    if (!s.on_writable || !s.wants_writable.load(std::memory_order_relaxed)) return;
+    std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
+    if (held > s.push_high_water / 2 || !s.wants_writable.exchange(false, std::memory_order_relaxed)) return;
+    call_guarded([&] { s.on_writable(false); }, [] {});
+}
+
+// The stream ended (the client went, its bound passed, the server stopped, or close()): the
+// callback hears it once, and is then dropped with what it holds.
+inline void tell_ended(deferred_state& s) {
+    if (!s.on_writable) return;
+    std::function<void(bool)> fn = std::move(s.on_writable);
+    s.on_writable = nullptr;
+    call_guarded([&] { fn(true); }, [] {});
+}
+
+// The registration, posted by the producer: a stream that already ended or already drained
+// is told at once, so a producer that registers late is not left waiting.
+inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
+    s.on_writable = std::move(fn);
+    if (s.link == link_state::finished) return tell_ended(s);
+    tell_if_drained(s);
+}
+
 // The loop's side, called by the hub on the thread that serves the connection.
 class loop_context {
 public:
     virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
+    virtual void writable(deferred_state& s) = 0;  // shared: a push stream's socket took more
 
 protected:
     ~loop_context() = default;
@@ -125,8 +163,13 @@ public:
     // Runs fn as the hub's processor (under its process lock), so that no completion is
     // applied meanwhile (under shared, on another thread).
     void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
-    // The connection stopped waiting on s: its deadline timer is dropped.
+    // The connection stopped waiting on s: its deadline timer is dropped (and its
+    // writability watch, if any).
     void forget(deferred_state& s) { ops_->forget(this, s); }
+    // shared: a push stream's connection belongs to the hub, not to the workers, while it
+    // streams; its unsent bytes go out when fd is writable, which the hub watches for
+    // (writable() on the loop_context) instead of the connection.
+    void watch_writable(deferred_state& s, int fd) { ops_->watch_writable(this, s, fd); }
 
 protected:
     struct ops {
@@ -137,6 +180,7 @@ protected:
         void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
+        void (*watch_writable)(loop_hub*, deferred_state&, int);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;

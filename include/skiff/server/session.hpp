@@ -134,7 +134,11 @@ public:
     // Writable: send parked output; else produce more of a stream; else answer the requests
     // that waited for the client to take earlier answers.
     fate on_writable(conn& c) {
-        if (!c.out.empty()) return after_write(c, writer_.write_parked(c));
+        if (!c.out.empty()) {
+            write_status w = writer_.write_parked(c);
+            if (SKIFF_UNLIKELY(c.state == phase::deferred)) note_push_sent(c);
+            return after_write(c, w);
+        }
         if (c.state == phase::streaming) return pump(c);
         if (c.state != phase::waiting) return after_write(c, write_status::drained);
         c.state = phase::reading;
@@ -227,6 +231,18 @@ public:
         std::size_t parked = writer::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        if constexpr (Set::hands_over_deferred)
+            if (parked != 0) set_.anchor().hub->watch_writable(s, c.fd);
+        tell_if_drained(s);
+        return after_write(c, w);
+    }
+
+    // shared: the hub saw a push stream's socket writable (loop_hub::watch_writable).
+    fate on_push_writable(conn& c, deferred_state& s) {
+        write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
+        if (w == write_status::failed) return close(c);
+        note_push_sent(c);
+        if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
         return after_write(c, w);
     }
 
@@ -664,6 +680,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 x.hub->forget(x.s);
+                tell_ended(x.s);  // a producer waiting on on_writable stops
             },
             &a);
         if (s.on_settled) settle(s);
@@ -674,6 +691,15 @@ private:
         std::function<void()> fn = std::move(s.on_settled);
         s.on_settled = nullptr;
         call_guarded([&] { fn(); }, [] {});
+    }
+
+    // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
+    // on_writable hears once the backlog is down to half.
+    SKIFF_NOINLINE void note_push_sent(conn& c) {
+        if (!c.stream || c.stream->deferred == nullptr) return;
+        deferred_state& s = *c.stream->deferred;
+        s.parked.store(writer::pending(c), std::memory_order_relaxed);
+        tell_if_drained(s);
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
