@@ -672,6 +672,8 @@ private:
             loop_hub* hub;
         } a{s, why, set_.anchor().hub};
         c.stream->deferred = nullptr;
+        std::function<void()> settled = std::move(s.on_settled);  // s may be freed by forget()
+        s.on_settled = nullptr;
         a.hub->exclusive(
             [](void* p) {
                 auto& x = *static_cast<args*>(p);
@@ -679,17 +681,15 @@ private:
                 x.s.link = link_state::finished;
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
-                x.hub->forget(x.s);
-                tell_ended(x.s);  // a producer waiting on on_writable stops
+                tell_ended(x.s);      // a producer waiting on on_writable stops
+                x.hub->forget(x.s);   // last: its timer may hold the last reference to s
             },
             &a);
-        if (s.on_settled) settle(s);
+        if (settled) settle(settled);
     }
 
     // Outside the hub's lock: what runs may post to the hub.
-    static void settle(deferred_state& s) {
-        std::function<void()> fn = std::move(s.on_settled);
-        s.on_settled = nullptr;
+    static void settle(std::function<void()>& fn) {
         call_guarded([&] { fn(); }, [] {});
     }
 
