@@ -6447,20 +6447,10 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
     // written, a push stream ended, or the connection went): middleware that holds something
-    // for the request's whole life (concurrency_limit) lets go here.
+    // for the request's whole life (concurrency_limit) lets go here; added to with
+    // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
 };
-
-// Adds fn to what runs when the connection stops waiting on s (after those added before).
-inline void when_settled(deferred_state& s, std::function<void()> fn) {
-    if (s.on_settled) {
-        fn = [first = std::move(s.on_settled), then = std::move(fn)] {
-            first();
-            then();
-        };
-    }
-    s.on_settled = std::move(fn);
-}
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------
 
@@ -8141,7 +8131,9 @@ public:
     // More of a push stream (and, with `last`, its end), framed as its head said.
     fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
         s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
-        if (s.overflowed.load(std::memory_order_relaxed)) return close_overflowed(c);
+        // Past max_push_buffer. From start_push the stream's head is still in the loop's
+        // batch: close() drops it with the connection.
+        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);
         stream_state& st = *c.stream;
         if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
         if (last) {
@@ -8168,10 +8160,6 @@ public:
         if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
         return after_write(c, w);
     }
-
-    // The producer passed max_push_buffer. Called from start_push, the stream's head is still
-    // in the loop's batch: close() drops it with the connection.
-    SKIFF_NOINLINE fate close_overflowed(conn& c) { return close(c); }
 
     // shared: the worker that read the request hands the connection to the hub's processor.
     static void bind(conn& c, deferred_state& s) noexcept {
@@ -8608,12 +8596,7 @@ private:
                 x.hub->forget(x.s);   // last: its timer may hold the last reference to s
             },
             &a);
-        if (settled) settle(settled);
-    }
-
-    // Outside the hub's lock: what runs may post to the hub.
-    static void settle(std::function<void()>& fn) {
-        call_guarded([&] { fn(); }, [] {});
+        if (settled) call_guarded([&] { settled(); }, [] {});  // outside the hub's lock: it may post
     }
 
     // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
@@ -10430,6 +10413,38 @@ inline constexpr counter_writers writers_for =
 #ifndef SKIFF_SERVER_SERVER_HPP
 #define SKIFF_SERVER_SERVER_HPP
 
+// begin skiff/detail/call_chain.hpp
+// Several registrations of one hook, run as one std::function in the order they were added:
+// the server's observers (on_response, on_error, on_rejection, on_connection) and what runs
+// when a deferred answer settles (concurrency_limit's slot).
+//
+// Not here: calling them (the caller decides what a throw means, detail/guarded_call.hpp).
+#ifndef SKIFF_DETAIL_CALL_CHAIN_HPP
+#define SKIFF_DETAIL_CALL_CHAIN_HPP
+
+#include <functional>  // std::function
+#include <utility>     // std::move
+
+namespace skiff::detail {
+
+// `to` calls what it called before, then fn; an empty fn changes nothing.
+template <class... Args>
+void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> fn) {
+    if (!fn) return;
+    if (!to) {
+        to = std::move(fn);
+        return;
+    }
+    to = [first = std::move(to), then = std::move(fn)](Args... args) {
+        first(args...);
+        then(args...);
+    };
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_CALL_CHAIN_HPP
+// end skiff/detail/call_chain.hpp
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
@@ -10518,13 +10533,13 @@ public:
     // (400, 408, 413, 414, 417, 431, 501, 505, the 500 after a throw, the 503 at accept), with
     // the reason, status, bytes, duration and peer. Called on the loop's thread.
     basic_server& on_response(std::function<void(const response_event&)> fn) {
-        chain(opt_.on_response, std::move(fn));
+        detail::append_call(opt_.on_response, std::move(fn));
         return *this;
     }
     // A handler (or its middleware) threw: what() of a std::exception, else "unknown
     // exception", and the request, before the 500 is queued.
     basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
-        chain(opt_.on_error, std::move(fn));
+        detail::append_call(opt_.on_error, std::move(fn));
         return *this;
     }
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
@@ -10532,7 +10547,7 @@ public:
     // written and may add fields with header(), so those answers carry what middleware puts
     // on the others. The 503 at accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
-        chain(opt_.on_rejection, std::move(fn));
+        detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
@@ -10665,19 +10680,6 @@ private:
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
     }
 
-    template <class... Args>
-    static void chain(std::function<void(Args...)>& to, std::function<void(Args...)> fn) {
-        if (!fn) return;
-        if (!to) {
-            to = std::move(fn);
-            return;
-        }
-        to = [first = std::move(to), then = std::move(fn)](Args... args) {
-            first(args...);
-            then(args...);
-        };
-    }
-
     using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;
 
     void start_metrics() {
@@ -10685,8 +10687,8 @@ private:
         metrics_ = std::make_shared<metrics_type>(loops);
         auto m = metrics_;
         on_response([m](const response_event& e) { m->record(e); });
-        chain(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
-                                      [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
+        detail::append_call(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
+                                  [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
     }
 
     std::error_code note(std::error_code ec) noexcept {
@@ -11936,6 +11938,7 @@ inline middleware security_headers(const security_options& o = {}) {
 
 #include <atomic>       // the count, under the threaded policies only
 #include <cstddef>      // std::size_t
+#include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
 #include <type_traits>  // std::conditional_t
 
@@ -11993,7 +11996,7 @@ public:
     void follow(response& res) {
         deferred_state* later = response_access::pending_deferred(res);
         if (later == nullptr) return;
-        when_settled(*later, [count = count_] { count->leave(); });  // a copy: the answer may outlive the app
+        append_call(later->on_settled, std::function<void()>([count = count_] { count->leave(); }));  // a copy: the answer may outlive the app
         state_ = slot_state::handed_over;
     }
 

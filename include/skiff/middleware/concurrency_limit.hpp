@@ -17,6 +17,7 @@
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 #define SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 
+#include "skiff/detail/call_chain.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/loop_hub.hpp"
@@ -25,6 +26,7 @@
 
 #include <atomic>       // the count, under the threaded policies only
 #include <cstddef>      // std::size_t
+#include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
 #include <type_traits>  // std::conditional_t
 
@@ -82,7 +84,7 @@ public:
     void follow(response& res) {
         deferred_state* later = response_access::pending_deferred(res);
         if (later == nullptr) return;
-        when_settled(*later, [count = count_] { count->leave(); });  // a copy: the answer may outlive the app
+        append_call(later->on_settled, std::function<void()>([count = count_] { count->leave(); }));  // a copy: the answer may outlive the app
         state_ = slot_state::handed_over;
     }
 

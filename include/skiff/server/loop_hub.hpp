@@ -89,20 +89,10 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
     // written, a push stream ended, or the connection went): middleware that holds something
-    // for the request's whole life (concurrency_limit) lets go here.
+    // for the request's whole life (concurrency_limit) lets go here; added to with
+    // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
 };
-
-// Adds fn to what runs when the connection stops waiting on s (after those added before).
-inline void when_settled(deferred_state& s, std::function<void()> fn) {
-    if (s.on_settled) {
-        fn = [first = std::move(s.on_settled), then = std::move(fn)] {
-            first();
-            then();
-        };
-    }
-    s.on_settled = std::move(fn);
-}
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------
 

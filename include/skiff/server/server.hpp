@@ -15,6 +15,7 @@
 #ifndef SKIFF_SERVER_SERVER_HPP
 #define SKIFF_SERVER_SERVER_HPP
 
+#include "skiff/detail/call_chain.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/files/serve_dir.hpp"
 #include "skiff/platform/listen_error.hpp"
@@ -118,13 +119,13 @@ public:
     // (400, 408, 413, 414, 417, 431, 501, 505, the 500 after a throw, the 503 at accept), with
     // the reason, status, bytes, duration and peer. Called on the loop's thread.
     basic_server& on_response(std::function<void(const response_event&)> fn) {
-        chain(opt_.on_response, std::move(fn));
+        detail::append_call(opt_.on_response, std::move(fn));
         return *this;
     }
     // A handler (or its middleware) threw: what() of a std::exception, else "unknown
     // exception", and the request, before the 500 is queued.
     basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
-        chain(opt_.on_error, std::move(fn));
+        detail::append_call(opt_.on_error, std::move(fn));
         return *this;
     }
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
@@ -132,7 +133,7 @@ public:
     // written and may add fields with header(), so those answers carry what middleware puts
     // on the others. The 503 at accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
-        chain(opt_.on_rejection, std::move(fn));
+        detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
@@ -265,19 +266,6 @@ private:
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
     }
 
-    template <class... Args>
-    static void chain(std::function<void(Args...)>& to, std::function<void(Args...)> fn) {
-        if (!fn) return;
-        if (!to) {
-            to = std::move(fn);
-            return;
-        }
-        to = [first = std::move(to), then = std::move(fn)](Args... args) {
-            first(args...);
-            then(args...);
-        };
-    }
-
     using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;
 
     void start_metrics() {
@@ -285,8 +273,8 @@ private:
         metrics_ = std::make_shared<metrics_type>(loops);
         auto m = metrics_;
         on_response([m](const response_event& e) { m->record(e); });
-        chain(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
-                                      [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
+        detail::append_call(opt_.on_connection, std::function<void(connection_change, std::size_t)>(
+                                  [m](connection_change c, std::size_t loop) { m->on_connection(c, loop); }));
     }
 
     std::error_code note(std::error_code ec) noexcept {

@@ -218,7 +218,9 @@ public:
     // More of a push stream (and, with `last`, its end), framed as its head said.
     fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
         s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
-        if (s.overflowed.load(std::memory_order_relaxed)) return close_overflowed(c);
+        // Past max_push_buffer. From start_push the stream's head is still in the loop's
+        // batch: close() drops it with the connection.
+        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);
         stream_state& st = *c.stream;
         if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
         if (last) {
@@ -245,10 +247,6 @@ public:
         if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
         return after_write(c, w);
     }
-
-    // The producer passed max_push_buffer. Called from start_push, the stream's head is still
-    // in the loop's batch: close() drops it with the connection.
-    SKIFF_NOINLINE fate close_overflowed(conn& c) { return close(c); }
 
     // shared: the worker that read the request hands the connection to the hub's processor.
     static void bind(conn& c, deferred_state& s) noexcept {
@@ -685,12 +683,7 @@ private:
                 x.hub->forget(x.s);   // last: its timer may hold the last reference to s
             },
             &a);
-        if (settled) settle(settled);
-    }
-
-    // Outside the hub's lock: what runs may post to the hub.
-    static void settle(std::function<void()>& fn) {
-        call_guarded([&] { fn(); }, [] {});
+        if (settled) call_guarded([&] { settled(); }, [] {});  // outside the hub's lock: it may post
     }
 
     // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
