@@ -269,8 +269,14 @@ private:
 // begin skiff/detail/byte_buffer.hpp
 // byte_buffer: a growable run of bytes that is never zero-filled, for the loop's read and
 // write buffers and a connection's leftovers. Invariant: data()[0, size()) is the content and
-// data()[size(), capacity()) is writable room. Growth is geometric; release() gives the
-// memory back so an idle connection holds none.
+// data()[size(), capacity()) is writable room; capacity() is 0 or a power of two (growth
+// doubles from 256). release() gives the memory back so an idle connection holds none.
+//
+// Small buffers come from malloc; from mapped_from up they are mapped from the kernel and
+// unmapped on release, so a burst of large bodies leaves no grown heap behind: from malloc,
+// the first large free raises glibc's mmap threshold, later bodies land in its per-thread
+// heaps, and those kept the pages (measured: 300 x 1 MiB echoes on two loops, RSS after a
+// second burst 15-43 MiB against 11-21 MiB after the first; unmapped, back to the same).
 #ifndef SKIFF_DETAIL_BYTE_BUFFER_HPP
 #define SKIFF_DETAIL_BYTE_BUFFER_HPP
 
@@ -278,6 +284,8 @@ private:
 #include <cstddef>  // std::size_t
 #include <cstdlib>  // std::malloc, std::realloc, std::free, std::abort
 #include <cstring>  // std::memcpy, std::memmove
+
+#include <sys/mman.h>  // mmap, munmap: large buffers
 
 namespace skiff::detail {
 
@@ -292,7 +300,7 @@ public:
     }
     byte_buffer& operator=(byte_buffer&& o) noexcept {
         if (this != &o) {
-            std::free(data_);
+            free_storage(data_, cap_);
             data_ = o.data_;
             size_ = o.size_;
             cap_ = o.cap_;
@@ -301,7 +309,7 @@ public:
         }
         return *this;
     }
-    ~byte_buffer() { std::free(data_); }
+    ~byte_buffer() { free_storage(data_, cap_); }
 
     char* data() noexcept { return data_; }
     const char* data() const noexcept { return data_; }
@@ -349,18 +357,35 @@ public:
     }
 
     void release() noexcept {
-        std::free(data_);
+        free_storage(data_, cap_);
         data_ = nullptr;
         size_ = cap_ = 0;
     }
 
+    static constexpr std::size_t mapped_from = 256 * 1024;  // a power of two
+
 private:
     SKIFF_NOINLINE void grow(std::size_t n) {
         std::size_t cap = capacity_after_reserving(n);
-        void* p = std::realloc(data_, cap);
+        char* p = cap < mapped_from ? static_cast<char*>(std::realloc(data_, cap)) : moved_to_mapping(cap);
         if (p == nullptr) std::abort();
-        data_ = static_cast<char*>(p);
+        data_ = p;
         cap_ = cap;
+    }
+
+    // A fresh mapping of cap bytes holding the content; the old storage is freed.
+    char* moved_to_mapping(std::size_t cap) noexcept {
+        void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return nullptr;
+        if (size_ != 0) std::memcpy(p, data_, size_);
+        free_storage(data_, cap_);
+        return static_cast<char*>(p);
+    }
+
+    // Whether storage is mapped follows from its capacity alone (the invariant above).
+    static void free_storage(char* p, std::size_t cap) noexcept {
+        if (cap >= mapped_from) ::munmap(p, cap);
+        else std::free(p);
     }
 
     char* data_ = nullptr;
