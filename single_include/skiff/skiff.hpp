@@ -6115,8 +6115,9 @@ struct options {
     // that never reads cannot grow the server.
     std::size_t max_push_buffer = 1024 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
-    // (bodies being read, requests queued behind a slow reader). Past it, a connection whose
-    // buffer would grow is not read until others give memory back: the server slows instead of
+    // (bodies being read, requests queued behind a slow reader), and response bytes parked for
+    // clients that have not taken them. Past it, a connection whose buffer would grow is not
+    // read, nor is any new request, until memory is given back: the server slows instead of
     // running out, and one that cannot go on within its body deadline is answered 408. Split
     // evenly between the loops under sharded; not enforced under shared. A single body larger
     // than the budget is still read when nothing else holds any.
@@ -7388,12 +7389,16 @@ static_assert(is_connection_set<shared_set>,
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
-// that. It never closes a descriptor, watches one, or arms a deadline.
+// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
+// memory a slow client holds, so the writer charges it to its Budget: the session's account,
+// which keeps the loop's memory budget (memory_budget.hpp) and wakes connections waiting for
+// it; `unbudgeted` under shared, where any thread's writer may write a connection's output.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
 // responses leave in request order; while a stream runs, at most one batch per connection
-// waits in memory, since the connection is not read meanwhile.
+// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
+// capacity of every parked output this writer made and did not free or forget.
 #ifndef SKIFF_SERVER_WRITER_HPP
 #define SKIFF_SERVER_WRITER_HPP
 
@@ -7425,12 +7430,19 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
+template <class Budget>
 class writer {
 public:
     // The batch and a stream's pieces are each up to `piece` bytes before the first send.
-    void open(std::size_t piece) {
+    void open(std::size_t piece, Budget budget) {
         piece_ = piece;
+        budget_ = budget;
         batch_.reserve_more(piece);
+    }
+
+    // c is closing: its parked output, freed with it, no longer holds any of the budget.
+    void forget(const connection& c) {
+        if (c.out.capacity() != 0) budget_.give(c.out.capacity());
     }
 
     // Where the responses to the current read are built.
@@ -7454,8 +7466,7 @@ public:
         }
         c.out_sent += static_cast<std::size_t>(n);
         if (c.out_sent != c.out.size()) return n > 0 ? write_status::parked : write_status::stalled;
-        c.out.release();
-        c.out_sent = 0;
+        unpark(c);
         return write_status::drained;
     }
 
@@ -7487,9 +7498,21 @@ public:
 private:
     static constexpr int rounds_per_event = 4;
 
+    void park(connection& c, const char* data, std::size_t n) {
+        std::size_t before = c.out.capacity();
+        c.out.append(data, n);
+        budget_.take(c.out.capacity() - before);
+    }
+
+    void unpark(connection& c) {
+        budget_.give(c.out.capacity());
+        c.out.release();
+        c.out_sent = 0;
+    }
+
     SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
         if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
-        c.out.append(batch_.data(), batch_.size());
+        park(c, batch_.data(), batch_.size());
         batch_.clear();
         return write_parked(c);
     }
@@ -7504,7 +7527,7 @@ private:
         std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
         write_status w = write_status::drained;
         if (sent < batch_.size()) {
-            c.out.append(batch_.data() + sent, batch_.size() - sent);
+            park(c, batch_.data() + sent, batch_.size() - sent);
             w = write_status::parked;
         }
         batch_.clear();
@@ -7573,6 +7596,7 @@ private:
 
     byte_buffer batch_;
     std::size_t piece_ = 0;
+    Budget budget_{};  // a small handle (the session's account), copied in at open
 };
 
 } // namespace skiff::detail
@@ -7922,22 +7946,26 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 #define SKIFF_SERVER_SESSION_HPP
 
 // begin skiff/server/memory_budget.hpp
-// The request bytes one loop's connections may hold beyond their standard request buffers
+// The bytes one loop's connections may hold beyond their standard request buffers
 // (options::max_buffered, split evenly between the loops), and the connections waiting for
 // some of it. A connection whose body would grow past the budget is not read (backpressure):
 // it waits here, still under its body deadline, and is read again when another connection
-// gives memory back. The server slows under a flood of large bodies instead of running out.
+// gives memory back. While the budget is full, no connection reads a new request either,
+// since its answer could only add to it. The server slows under a flood of large bodies, or
+// of large answers its clients do not take, instead of running out.
 //
 // What it counts: a connection's input buffer once it grew past the pool's standard size (a
 // body being buffered, or requests queued behind a slow reader); a buffer of the standard
-// size is the pool's (buffer_pool.hpp) and bounded by the connection count already.
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
+// of a connection's parked output (the writer charges it, writer.hpp).
 // It does not allocate, read or watch anything: the session (session.hpp) asks before it
-// grows a buffer and reports what it gave back.
+// grows a buffer, and it and the writer report what they took and gave back.
 //
-// Invariants: a connection is in line at most once, and never after it closed; used() is the sum of the charges the session reported and not yet returned.
-// A grant never waits on nothing: a connection that is the only holder is granted even beyond
-// the limit (a body larger than the whole budget is still read, alone). Not thread-safe: one per
-// loop, like the buffer pool.
+// Invariants: a connection is in line at most once, and never after it closed; used() is the
+// sum of the charges reported and not yet returned. A grant never waits on nothing: a
+// connection that is the only holder is granted even beyond the limit (a body larger than the
+// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
+// under `shared`, where any thread may grow a connection's buffers, `unbudgeted` stands in.
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
@@ -7950,7 +7978,10 @@ namespace skiff::detail {
 template <class Conn>
 class memory_budget {
 public:
-    void set_limit(std::size_t limit) noexcept { limit_ = limit; }
+    void set_limit(std::size_t limit) noexcept {
+        limit_ = limit;
+        full_at_ = limit != 0 ? limit : 1;
+    }
     std::size_t limit() const noexcept { return limit_; }
     std::size_t used() const noexcept { return used_; }
 
@@ -7961,17 +7992,24 @@ public:
     void take(std::size_t n) noexcept { used_ += n; }
     void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
 
+    // No new request is read while it is full: used up, though never by nothing (a budget of
+    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
+    bool full() const noexcept { return used_ >= full_at_; }
+
     // A connection refused: it waits, in line, until memory is given back. Once: one that was
     // read again for another reason (its parked output drained) and refused keeps its place.
     void wait(Conn& c) {
         if (std::find(waiting_.begin(), waiting_.end(), &c) == waiting_.end()) waiting_.push_back(&c);
     }
     bool has_waiters() const noexcept { return !waiting_.empty(); }
+    bool is_waiting(const Conn& c) const noexcept {
+        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
+    }
 
     // The next connection to try again once memory was given back, or nullptr while the
     // budget is still full (it would only be refused).
     Conn* next_to_wake() noexcept {
-        if (waiting_.empty() || (used_ >= limit_ && used_ != 0)) return nullptr;
+        if (waiting_.empty() || full()) return nullptr;
         Conn* c = waiting_.front();
         waiting_.erase(waiting_.begin());
         return c;
@@ -7982,8 +8020,15 @@ public:
 
 private:
     std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
     std::size_t used_ = 0;
     std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
+};
+
+// Where no budget is kept (`shared`): the writer's charges go nowhere.
+struct unbudgeted {
+    void take(std::size_t) noexcept {}
+    void give(std::size_t) noexcept {}
 };
 
 } // namespace skiff::detail
@@ -8000,6 +8045,7 @@ private:
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
+#include <type_traits>   // std::conditional_t: the writer's account per policy
 
 namespace skiff::detail {
 
@@ -8013,6 +8059,16 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
+    // Where the writer charges parked output (writer.hpp): this loop's memory budget, whose
+    // returns wake connections waiting for it; under shared, nowhere (memory_budget.hpp).
+    struct output_account {
+        session* owner = nullptr;
+        void take(std::size_t n) noexcept { owner->budget_.take(n); }
+        void give(std::size_t n) { owner->give_back(n); }
+    };
+    using account = std::conditional_t<Set::budgets_memory, output_account, unbudgeted>;
+    using writer_type = writer<account>;
+
 public:
     session(const options& opt, const router& routes, Set& set, const loop_time& time) noexcept
         : opt_(opt), router_(routes), set_(set), time_(time) {}
@@ -8024,7 +8080,8 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        writer_.open(read_size);
+        if constexpr (Set::budgets_memory) writer_.open(read_size, account{this});
+        else writer_.open(read_size, account{});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
         if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
@@ -8044,6 +8101,7 @@ public:
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
+        if (fresh && SKIFF_UNLIKELY(budget_full())) return wait_for_memory(c);
         std::size_t room = scratch_.capacity();
         if (!fresh) {
             room = make_room(c);
@@ -8116,8 +8174,9 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if ((c.state != phase::deferred && c.state != phase::body && c.state != phase::uploading) || c.fd < 0)
-            return fate::open;
+        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
+        if (!may_wait_unwatched && !waits_for_memory(c)) return fate::open;
+        if (c.fd < 0) return fate::open;
         return close(c);
     }
 
@@ -8130,6 +8189,7 @@ public:
         if (c.stream && c.stream->upload) c.stream->upload->abort();
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
+        writer_.forget(c);
         set_.remove(c);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
         return fate::closed;
@@ -8168,7 +8228,7 @@ public:
         }
         write_status w = writer_.flush(c);
         if (last || w == write_status::failed) return after_write(c, w);
-        std::size_t parked = writer::pending(c);
+        std::size_t parked = writer_type::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
         if constexpr (Set::hands_over_deferred)
@@ -8222,6 +8282,12 @@ private:
         return capacity > free_size ? capacity : 0;
     }
 
+    // Whether a new request may not be read now: its answer could only add to a full budget.
+    bool budget_full() const noexcept {
+        if constexpr (Set::budgets_memory) return budget_.full();
+        else return false;
+    }
+
     bool grow_within_budget(conn& c, std::size_t want) {
         if constexpr (Set::budgets_memory) {
             std::size_t before = charge_of(c.in.capacity());
@@ -8236,12 +8302,23 @@ private:
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if constexpr (Set::budgets_memory) {
-            if (charge == 0) return;
-            budget_.give(charge);
-            // One waiter tries again per release: it takes what it needs, and the next
-            // release wakes the next, so a freed budget is not stampeded.
-            if (conn* w = budget_.next_to_wake()) set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+        if constexpr (Set::budgets_memory)
+            if (charge != 0) give_back(charge);
+    }
+
+    // Memory came back (a body's buffer, parked output): waiting connections read again, in
+    // the order they began to wait, while the budget has room. One waiting for a grant for its
+    // body ends the round: it takes what it needs, and the next return wakes the next, so a
+    // freed budget is not stampeded. Those before it only wait to read a request, which
+    // needs no grant (if their answers fill the budget again, the rest wait again). One that
+    // is watched for reading already (its parked output drained, so it waits for a request
+    // again) is only dropped from the line: waking it would wake nobody.
+    SKIFF_NOINLINE void give_back(std::size_t n) {
+        budget_.give(n);
+        while (conn* w = budget_.next_to_wake()) {
+            if (w->watching & watch_read) continue;  // read again since, for another reason
+            set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+            if (!w->in.empty()) break;
         }
     }
 
@@ -8250,6 +8327,11 @@ private:
         set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
         budget_.wait(c);
         return fate::open;
+    }
+
+    bool waits_for_memory(const conn& c) const noexcept {
+        if constexpr (Set::budgets_memory) return budget_.has_waiters() && budget_.is_waiting(c);
+        else return false;
     }
 
     void forget_if_waiting(conn& c) noexcept {
@@ -8264,7 +8346,7 @@ private:
         std::size_t used = 0;
         request_head& head = request_access::head(req_);
         while (used < len && takes_requests(c.state)) {
-            if (writer_.batch().size() + writer::pending(c) >= opt_.write_high_water) {
+            if (writer_.batch().size() + writer_type::pending(c) >= opt_.write_high_water) {
                 c.state = phase::waiting;  // the rest waits for the client to read
                 break;
             }
@@ -8509,7 +8591,7 @@ private:
     // Output is parked: wait for writability, and keep reading requests only while the
     // connection takes them and the output stays under write_high_water.
     fate await_writable(conn& c) {
-        bool keep_reading = writer::pending(c) < opt_.write_high_water && takes_requests(c.state);
+        bool keep_reading = writer_type::pending(c) < opt_.write_high_water && takes_requests(c.state);
         set_.watch(c, static_cast<std::uint8_t>(watch_write | (keep_reading ? watch_read : 0)));
         return fate::open;
     }
@@ -8629,7 +8711,7 @@ private:
     SKIFF_NOINLINE void note_push_sent(conn& c) {
         if (!c.stream || c.stream->deferred == nullptr) return;
         deferred_state& s = *c.stream->deferred;
-        s.parked.store(writer::pending(c), std::memory_order_relaxed);
+        s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
         tell_if_drained(s);
     }
 
@@ -8865,7 +8947,7 @@ private:
     const router& router_;
     Set& set_;
     const loop_time& time_;
-    writer writer_;
+    writer_type writer_;
     buffer_pool pool_;
     byte_buffer scratch_;  // every fresh read lands here
     request req_;

@@ -1,6 +1,7 @@
-// options::max_buffered: the request bytes all connections together may buffer. Bodies beyond
-// it wait (their connections are not read) and are read once others give memory back, so
-// every request is still answered; a body that waits past its deadline gets its 408.
+// options::max_buffered: the request and parked response bytes all connections together may
+// buffer. Bodies beyond it wait (their connections are not read) and are read once others give
+// memory back, so every request is still answered; a body that waits past its deadline gets
+// its 408. While parked answers fill it, no new request is read until their clients take them.
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>
@@ -127,4 +128,40 @@ TEST_CASE_TEMPLATE("stalled uploads that declare large bodies hold no more than 
     std::size_t growth = after > before ? after - before : 0;
     MESSAGE("address space growth for 20 stalled 1 MiB uploads under a 4 MiB budget: " << growth / 1024 << " KiB");
     CHECK(growth < 4u * 1024 * 1024 + 20u * 128 * 1024);  // the budget plus a request buffer each
+}
+
+// Parked output counts too: answers a client does not take hold the budget, and while it is
+// full no connection reads a new request (its answer could only add to it). Once the client
+// reads, every connection that waited is read and answered.
+TEST_CASE_TEMPLATE("an answer the client does not read holds the budget: new requests wait until it is taken", Policy,
+                   skiff::single, skiff::sharded) {
+    skiff::options opt = small_budget();
+    opt.max_buffered = 1024 * 1024;
+    opt.write_timeout = std::chrono::milliseconds(10'000);
+    constexpr std::size_t big = 32u * 1024 * 1024;  // far more than loopback's socket buffers take
+    running_server<Policy> srv(
+        [](skiff::basic_server<Policy>& app) {
+            app.get("/big", [](skiff::request&, skiff::response& res) { res.text(std::string(big, 'b')); });
+            app.get("/small", [](skiff::request&, skiff::response& res) { res.text("small"); });
+        },
+        opt);
+    client slow(srv.port());
+    slow.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");  // and does not read, for now
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+    std::vector<std::unique_ptr<client>> waiting;
+    for (int i = 0; i < 3; ++i) {
+        waiting.push_back(std::make_unique<client>(srv.port()));
+        waiting.back()->send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n");
+    }
+    CHECK(waiting[0]->read_some(300ms).empty());  // not read: the budget holds /big's answer
+
+    auto rs = read_responses(slow, 1, 20'000ms);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body.size() == big);
+    for (auto& w : waiting) {  // the budget is free: each of them is read and answered
+        auto ws = read_responses(*w, 1, 3000ms);
+        REQUIRE(ws.size() == 1);
+        CHECK(ws[0].body == "small");
+    }
 }

@@ -1,19 +1,23 @@
-// The request bytes one loop's connections may hold beyond their standard request buffers
+// The bytes one loop's connections may hold beyond their standard request buffers
 // (options::max_buffered, split evenly between the loops), and the connections waiting for
 // some of it. A connection whose body would grow past the budget is not read (backpressure):
 // it waits here, still under its body deadline, and is read again when another connection
-// gives memory back. The server slows under a flood of large bodies instead of running out.
+// gives memory back. While the budget is full, no connection reads a new request either,
+// since its answer could only add to it. The server slows under a flood of large bodies, or
+// of large answers its clients do not take, instead of running out.
 //
 // What it counts: a connection's input buffer once it grew past the pool's standard size (a
 // body being buffered, or requests queued behind a slow reader); a buffer of the standard
-// size is the pool's (buffer_pool.hpp) and bounded by the connection count already.
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
+// of a connection's parked output (the writer charges it, writer.hpp).
 // It does not allocate, read or watch anything: the session (session.hpp) asks before it
-// grows a buffer and reports what it gave back.
+// grows a buffer, and it and the writer report what they took and gave back.
 //
-// Invariants: a connection is in line at most once, and never after it closed; used() is the sum of the charges the session reported and not yet returned.
-// A grant never waits on nothing: a connection that is the only holder is granted even beyond
-// the limit (a body larger than the whole budget is still read, alone). Not thread-safe: one per
-// loop, like the buffer pool.
+// Invariants: a connection is in line at most once, and never after it closed; used() is the
+// sum of the charges reported and not yet returned. A grant never waits on nothing: a
+// connection that is the only holder is granted even beyond the limit (a body larger than the
+// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
+// under `shared`, where any thread may grow a connection's buffers, `unbudgeted` stands in.
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
@@ -26,7 +30,10 @@ namespace skiff::detail {
 template <class Conn>
 class memory_budget {
 public:
-    void set_limit(std::size_t limit) noexcept { limit_ = limit; }
+    void set_limit(std::size_t limit) noexcept {
+        limit_ = limit;
+        full_at_ = limit != 0 ? limit : 1;
+    }
     std::size_t limit() const noexcept { return limit_; }
     std::size_t used() const noexcept { return used_; }
 
@@ -37,17 +44,24 @@ public:
     void take(std::size_t n) noexcept { used_ += n; }
     void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
 
+    // No new request is read while it is full: used up, though never by nothing (a budget of
+    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
+    bool full() const noexcept { return used_ >= full_at_; }
+
     // A connection refused: it waits, in line, until memory is given back. Once: one that was
     // read again for another reason (its parked output drained) and refused keeps its place.
     void wait(Conn& c) {
         if (std::find(waiting_.begin(), waiting_.end(), &c) == waiting_.end()) waiting_.push_back(&c);
     }
     bool has_waiters() const noexcept { return !waiting_.empty(); }
+    bool is_waiting(const Conn& c) const noexcept {
+        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
+    }
 
     // The next connection to try again once memory was given back, or nullptr while the
     // budget is still full (it would only be refused).
     Conn* next_to_wake() noexcept {
-        if (waiting_.empty() || (used_ >= limit_ && used_ != 0)) return nullptr;
+        if (waiting_.empty() || full()) return nullptr;
         Conn* c = waiting_.front();
         waiting_.erase(waiting_.begin());
         return c;
@@ -58,8 +72,15 @@ public:
 
 private:
     std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
     std::size_t used_ = 0;
     std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
+};
+
+// Where no budget is kept (`shared`): the writer's charges go nowhere.
+struct unbudgeted {
+    void take(std::size_t) noexcept {}
+    void give(std::size_t) noexcept {}
 };
 
 } // namespace skiff::detail

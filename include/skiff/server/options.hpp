@@ -55,8 +55,9 @@ struct options {
     // that never reads cannot grow the server.
     std::size_t max_push_buffer = 1024 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
-    // (bodies being read, requests queued behind a slow reader). Past it, a connection whose
-    // buffer would grow is not read until others give memory back: the server slows instead of
+    // (bodies being read, requests queued behind a slow reader), and response bytes parked for
+    // clients that have not taken them. Past it, a connection whose buffer would grow is not
+    // read, nor is any new request, until memory is given back: the server slows instead of
     // running out, and one that cannot go on within its body deadline is answered 408. Split
     // evenly between the loops under sharded; not enforced under shared. A single body larger
     // than the budget is still read when nothing else holds any.

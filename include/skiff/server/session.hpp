@@ -62,6 +62,7 @@
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
+#include <type_traits>   // std::conditional_t: the writer's account per policy
 
 namespace skiff::detail {
 
@@ -75,6 +76,16 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
+    // Where the writer charges parked output (writer.hpp): this loop's memory budget, whose
+    // returns wake connections waiting for it; under shared, nowhere (memory_budget.hpp).
+    struct output_account {
+        session* owner = nullptr;
+        void take(std::size_t n) noexcept { owner->budget_.take(n); }
+        void give(std::size_t n) { owner->give_back(n); }
+    };
+    using account = std::conditional_t<Set::budgets_memory, output_account, unbudgeted>;
+    using writer_type = writer<account>;
+
 public:
     session(const options& opt, const router& routes, Set& set, const loop_time& time) noexcept
         : opt_(opt), router_(routes), set_(set), time_(time) {}
@@ -86,7 +97,8 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        writer_.open(read_size);
+        if constexpr (Set::budgets_memory) writer_.open(read_size, account{this});
+        else writer_.open(read_size, account{});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
         if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
@@ -106,6 +118,7 @@ public:
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
+        if (fresh && SKIFF_UNLIKELY(budget_full())) return wait_for_memory(c);
         std::size_t room = scratch_.capacity();
         if (!fresh) {
             room = make_room(c);
@@ -178,8 +191,9 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        if ((c.state != phase::deferred && c.state != phase::body && c.state != phase::uploading) || c.fd < 0)
-            return fate::open;
+        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
+        if (!may_wait_unwatched && !waits_for_memory(c)) return fate::open;
+        if (c.fd < 0) return fate::open;
         return close(c);
     }
 
@@ -192,6 +206,7 @@ public:
         if (c.stream && c.stream->upload) c.stream->upload->abort();
         forget_if_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
+        writer_.forget(c);
         set_.remove(c);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
         return fate::closed;
@@ -230,7 +245,7 @@ public:
         }
         write_status w = writer_.flush(c);
         if (last || w == write_status::failed) return after_write(c, w);
-        std::size_t parked = writer::pending(c);
+        std::size_t parked = writer_type::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
         if constexpr (Set::hands_over_deferred)
@@ -284,6 +299,12 @@ private:
         return capacity > free_size ? capacity : 0;
     }
 
+    // Whether a new request may not be read now: its answer could only add to a full budget.
+    bool budget_full() const noexcept {
+        if constexpr (Set::budgets_memory) return budget_.full();
+        else return false;
+    }
+
     bool grow_within_budget(conn& c, std::size_t want) {
         if constexpr (Set::budgets_memory) {
             std::size_t before = charge_of(c.in.capacity());
@@ -298,12 +319,23 @@ private:
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if constexpr (Set::budgets_memory) {
-            if (charge == 0) return;
-            budget_.give(charge);
-            // One waiter tries again per release: it takes what it needs, and the next
-            // release wakes the next, so a freed budget is not stampeded.
-            if (conn* w = budget_.next_to_wake()) set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+        if constexpr (Set::budgets_memory)
+            if (charge != 0) give_back(charge);
+    }
+
+    // Memory came back (a body's buffer, parked output): waiting connections read again, in
+    // the order they began to wait, while the budget has room. One waiting for a grant for its
+    // body ends the round: it takes what it needs, and the next return wakes the next, so a
+    // freed budget is not stampeded. Those before it only wait to read a request, which
+    // needs no grant (if their answers fill the budget again, the rest wait again). One that
+    // is watched for reading already (its parked output drained, so it waits for a request
+    // again) is only dropped from the line: waking it would wake nobody.
+    SKIFF_NOINLINE void give_back(std::size_t n) {
+        budget_.give(n);
+        while (conn* w = budget_.next_to_wake()) {
+            if (w->watching & watch_read) continue;  // read again since, for another reason
+            set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+            if (!w->in.empty()) break;
         }
     }
 
@@ -312,6 +344,11 @@ private:
         set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
         budget_.wait(c);
         return fate::open;
+    }
+
+    bool waits_for_memory(const conn& c) const noexcept {
+        if constexpr (Set::budgets_memory) return budget_.has_waiters() && budget_.is_waiting(c);
+        else return false;
     }
 
     void forget_if_waiting(conn& c) noexcept {
@@ -326,7 +363,7 @@ private:
         std::size_t used = 0;
         request_head& head = request_access::head(req_);
         while (used < len && takes_requests(c.state)) {
-            if (writer_.batch().size() + writer::pending(c) >= opt_.write_high_water) {
+            if (writer_.batch().size() + writer_type::pending(c) >= opt_.write_high_water) {
                 c.state = phase::waiting;  // the rest waits for the client to read
                 break;
             }
@@ -571,7 +608,7 @@ private:
     // Output is parked: wait for writability, and keep reading requests only while the
     // connection takes them and the output stays under write_high_water.
     fate await_writable(conn& c) {
-        bool keep_reading = writer::pending(c) < opt_.write_high_water && takes_requests(c.state);
+        bool keep_reading = writer_type::pending(c) < opt_.write_high_water && takes_requests(c.state);
         set_.watch(c, static_cast<std::uint8_t>(watch_write | (keep_reading ? watch_read : 0)));
         return fate::open;
     }
@@ -691,7 +728,7 @@ private:
     SKIFF_NOINLINE void note_push_sent(conn& c) {
         if (!c.stream || c.stream->deferred == nullptr) return;
         deferred_state& s = *c.stream->deferred;
-        s.parked.store(writer::pending(c), std::memory_order_relaxed);
+        s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
         tell_if_drained(s);
     }
 
@@ -927,7 +964,7 @@ private:
     const router& router_;
     Set& set_;
     const loop_time& time_;
-    writer writer_;
+    writer_type writer_;
     buffer_pool pool_;
     byte_buffer scratch_;  // every fresh read lands here
     request req_;

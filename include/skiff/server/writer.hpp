@@ -7,12 +7,16 @@
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
-// that. It never closes a descriptor, watches one, or arms a deadline.
+// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
+// memory a slow client holds, so the writer charges it to its Budget: the session's account,
+// which keeps the loop's memory budget (memory_budget.hpp) and wakes connections waiting for
+// it; `unbudgeted` under shared, where any thread's writer may write a connection's output.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
 // responses leave in request order; while a stream runs, at most one batch per connection
-// waits in memory, since the connection is not read meanwhile.
+// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
+// capacity of every parked output this writer made and did not free or forget.
 #ifndef SKIFF_SERVER_WRITER_HPP
 #define SKIFF_SERVER_WRITER_HPP
 
@@ -50,12 +54,19 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
+template <class Budget>
 class writer {
 public:
     // The batch and a stream's pieces are each up to `piece` bytes before the first send.
-    void open(std::size_t piece) {
+    void open(std::size_t piece, Budget budget) {
         piece_ = piece;
+        budget_ = budget;
         batch_.reserve_more(piece);
+    }
+
+    // c is closing: its parked output, freed with it, no longer holds any of the budget.
+    void forget(const connection& c) {
+        if (c.out.capacity() != 0) budget_.give(c.out.capacity());
     }
 
     // Where the responses to the current read are built.
@@ -79,8 +90,7 @@ public:
         }
         c.out_sent += static_cast<std::size_t>(n);
         if (c.out_sent != c.out.size()) return n > 0 ? write_status::parked : write_status::stalled;
-        c.out.release();
-        c.out_sent = 0;
+        unpark(c);
         return write_status::drained;
     }
 
@@ -112,9 +122,21 @@ public:
 private:
     static constexpr int rounds_per_event = 4;
 
+    void park(connection& c, const char* data, std::size_t n) {
+        std::size_t before = c.out.capacity();
+        c.out.append(data, n);
+        budget_.take(c.out.capacity() - before);
+    }
+
+    void unpark(connection& c) {
+        budget_.give(c.out.capacity());
+        c.out.release();
+        c.out_sent = 0;
+    }
+
     SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
         if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
-        c.out.append(batch_.data(), batch_.size());
+        park(c, batch_.data(), batch_.size());
         batch_.clear();
         return write_parked(c);
     }
@@ -129,7 +151,7 @@ private:
         std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
         write_status w = write_status::drained;
         if (sent < batch_.size()) {
-            c.out.append(batch_.data() + sent, batch_.size() - sent);
+            park(c, batch_.data() + sent, batch_.size() - sent);
             w = write_status::parked;
         }
         batch_.clear();
@@ -198,6 +220,7 @@ private:
 
     byte_buffer batch_;
     std::size_t piece_ = 0;
+    Budget budget_{};  // a small handle (the session's account), copied in at open
 };
 
 } // namespace skiff::detail
