@@ -67,7 +67,7 @@ std::size_t serve(connection& c, const char* data, std::size_t len, const sd::da
 // Step 4: one send() for every response of this read. What the socket does not take is
 // parked in the connection and sent when the poller says it is writable. Returns false when
 // the connection should close now.
-bool flush(connection& c, sd::writer& w, sd::default_poller& poller) {
+bool flush(connection& c, sd::writer<>& w, sd::default_poller& poller) {
     sd::write_status s = w.flush(c);
     if (s == sd::write_status::failed) return false;                               // the client is gone
     if (s == sd::write_status::drained && c.state == sd::phase::closing) return false;  // answered: close
@@ -78,7 +78,7 @@ bool flush(connection& c, sd::writer& w, sd::default_poller& poller) {
 
 // Step 2: readable. One recv() into the loop's scratch buffer, or behind the bytes of an
 // incomplete request that the connection kept from the previous read.
-bool on_readable(connection& c, sd::byte_buffer& scratch, const sd::date_cache& date, sd::writer& w,
+bool on_readable(connection& c, sd::byte_buffer& scratch, const sd::date_cache& date, sd::writer<>& w,
                  sd::default_poller& poller) {
     bool fresh = c.in.empty();
     if (!fresh) c.in.reserve_more(16 * 1024);
@@ -121,7 +121,7 @@ int main() {
 
     sd::byte_buffer scratch;  // every read lands here first: one warm buffer for all connections
     scratch.reserve_more(64 * 1024);
-    sd::writer w;             // builds each read's responses in one batch buffer
+    sd::writer<> w;           // builds each read's responses in one batch buffer
     w.open(64 * 1024);
     sd::date_cache date;      // the Date line every response carries (RFC 9110 §6.6.1)
 

@@ -7430,11 +7430,18 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
-template <class Budget>
+// Where no budget is kept (`shared`, or a loop of one's own: examples/annotated_loop.cpp):
+// the writer's charges go nowhere.
+struct unbudgeted {
+    void take(std::size_t) noexcept {}
+    void give(std::size_t) noexcept {}
+};
+
+template <class Budget = unbudgeted>
 class writer {
 public:
     // The batch and a stream's pieces are each up to `piece` bytes before the first send.
-    void open(std::size_t piece, Budget budget) {
+    void open(std::size_t piece, Budget budget = Budget{}) {
         piece_ = piece;
         budget_ = budget;
         batch_.reserve_more(piece);
@@ -7965,7 +7972,8 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 // sum of the charges reported and not yet returned. A grant never waits on nothing: a
 // connection that is the only holder is granted even beyond the limit (a body larger than the
 // whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, `unbudgeted` stands in.
+// under `shared`, where any thread may grow a connection's buffers, none is kept (the writer's
+// `unbudgeted`, writer.hpp).
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
@@ -8023,12 +8031,6 @@ private:
     std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
     std::size_t used_ = 0;
     std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
-};
-
-// Where no budget is kept (`shared`): the writer's charges go nowhere.
-struct unbudgeted {
-    void take(std::size_t) noexcept {}
-    void give(std::size_t) noexcept {}
 };
 
 } // namespace skiff::detail

@@ -17,7 +17,8 @@
 // sum of the charges reported and not yet returned. A grant never waits on nothing: a
 // connection that is the only holder is granted even beyond the limit (a body larger than the
 // whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, `unbudgeted` stands in.
+// under `shared`, where any thread may grow a connection's buffers, none is kept (the writer's
+// `unbudgeted`, writer.hpp).
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
@@ -75,12 +76,6 @@ private:
     std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
     std::size_t used_ = 0;
     std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
-};
-
-// Where no budget is kept (`shared`): the writer's charges go nowhere.
-struct unbudgeted {
-    void take(std::size_t) noexcept {}
-    void give(std::size_t) noexcept {}
 };
 
 } // namespace skiff::detail

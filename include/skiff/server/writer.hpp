@@ -54,11 +54,18 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
-template <class Budget>
+// Where no budget is kept (`shared`, or a loop of one's own: examples/annotated_loop.cpp):
+// the writer's charges go nowhere.
+struct unbudgeted {
+    void take(std::size_t) noexcept {}
+    void give(std::size_t) noexcept {}
+};
+
+template <class Budget = unbudgeted>
 class writer {
 public:
     // The batch and a stream's pieces are each up to `piece` bytes before the first send.
-    void open(std::size_t piece, Budget budget) {
+    void open(std::size_t piece, Budget budget = Budget{}) {
         piece_ = piece;
         budget_ = budget;
         batch_.reserve_more(piece);
