@@ -83,7 +83,7 @@ TEST_CASE("byte_buffer: content survives growth from malloc into a mapping and f
 }
 
 #if defined(__linux__)
-TEST_CASE("byte_buffer: a large buffer's pages leave the process on release, a small one's stay malloc's") {
+TEST_CASE("byte_buffer: a large buffer's pages leave the process on release and on destruction") {
     byte_buffer large;
     large.reserve_more(4 * mapped_from);
     fill(large, 4 * mapped_from);

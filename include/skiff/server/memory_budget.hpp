@@ -52,7 +52,7 @@ public:
     // A connection refused: it waits, in line, until memory is given back. Once: one that was
     // read again for another reason (its parked output drained) and refused keeps its place.
     void wait(Conn& c) {
-        if (std::find(waiting_.begin(), waiting_.end(), &c) == waiting_.end()) waiting_.push_back(&c);
+        if (!is_waiting(c)) waiting_.push_back(&c);
     }
     bool has_waiters() const noexcept { return !waiting_.empty(); }
     bool is_waiting(const Conn& c) const noexcept {
