@@ -6119,8 +6119,8 @@ struct options {
     // clients that have not taken them. Past it, a connection whose buffer would grow is not
     // read, nor is any new request, until memory is given back: the server slows instead of
     // running out, and one that cannot go on within its body deadline is answered 408. Split
-    // evenly between the loops under sharded; not enforced under shared. A single body larger
-    // than the budget is still read when nothing else holds any.
+    // evenly between the loops under sharded; one count for every worker under shared. A
+    // single body larger than the budget is still read when nothing else holds any.
     std::size_t max_buffered = 64 * 1024 * 1024;
     int listen_backlog = 1024;
 
@@ -6846,6 +6846,9 @@ private:
 //                                    connection waiting on a deferred answer is handed to the
 //                                    hub's processor when its event is done (shared) or stays
 //                                    with its loop (single, sharded)
+//   keeps_budget                     who keeps options::max_buffered: the session, for its
+//                                    loop's connections (single, sharded), or the set, for
+//                                    every thread's (shared: budget(), give_back(n))
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -6871,6 +6874,9 @@ private:
 
 namespace skiff::detail {
 
+// Who keeps the memory budget (memory_budget.hpp): each loop's session, or the connection set.
+enum class budget_keeper : std::uint8_t { session, set };
+
 template <class S, class = void>
 struct has_set_members : std::false_type {};
 
@@ -6880,7 +6886,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
-                   decltype(bool{S::hands_over_deferred}),
+                   decltype(bool{S::hands_over_deferred}), decltype(budget_keeper{S::keeps_budget}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),
@@ -6944,7 +6950,7 @@ public:
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
     // One thread owns every connection here, so the session keeps the memory budget itself.
-    static constexpr bool budgets_memory = true;
+    static constexpr budget_keeper keeps_budget = budget_keeper::session;
 
     local_set() = default;
     local_set(const local_set&) = delete;
@@ -7148,6 +7154,205 @@ static_assert(is_connection_set<local_set> && is_connection_set<sharded_set>,
 #ifndef SKIFF_SERVER_SHARED_SET_HPP
 #define SKIFF_SERVER_SHARED_SET_HPP
 
+// begin skiff/server/shared_budget.hpp
+// The memory budget (memory_budget.hpp) kept for every worker of a `shared` server at once:
+// the same count and waiting line, behind one lock, with the hand-over one-shot readiness
+// needs. Only shared_set instantiates it, so no other policy compiles its mutex or atomic.
+//
+// Who may re-arm a waiting connection is the whole difficulty. Under one-shot readiness the
+// thread that served an event re-arms its connection when the event is done, after the
+// session returned. So a refused connection is not put in line by the session but by its owner
+// at that point (park()), under the lock, and from then on it is disarmed and nobody's: the one
+// thread that takes it out of the line (a give() that makes room, or the reaper for a deadline:
+// take_out()) re-arms it, and the next event hands it to a worker as any other.
+//
+// What a refusal asked for travels with the connection (shared_connection::memory_wait and
+// the sizes beside it), so that park() can tell, under the lock, whether memory came back
+// between the refusal and now; if it did, the connection is re-armed at once instead of waiting
+// for a return that may never come.
+//
+// Invariants: a connection is in line only while disarmed and owned by no thread; used() and
+// the line change only under the lock; full() reads a copy of the count without it (the read
+// path asks it per request, and a stale answer only delays or hastens one read).
+#ifndef SKIFF_SERVER_SHARED_BUDGET_HPP
+#define SKIFF_SERVER_SHARED_BUDGET_HPP
+
+// begin skiff/server/memory_budget.hpp
+// The bytes one loop's connections may hold beyond their standard request buffers
+// (options::max_buffered, split evenly between sharded loops; whole under single and shared), and the connections waiting for
+// some of it. A connection whose body would grow past the budget is not read (backpressure):
+// it waits here, still under its body deadline, and is read again when another connection
+// gives memory back. While the budget is full, no connection reads a new request either,
+// since its answer could only add to it. The server slows under a flood of large bodies, or
+// of large answers its clients do not take, instead of running out.
+//
+// What it counts: a connection's input buffer once it grew past the pool's standard size (a
+// body being buffered, or requests queued behind a slow reader); a buffer of the standard
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
+// of a connection's parked output (the writer charges it, writer.hpp).
+// It does not allocate, read or watch anything: the session (session.hpp) asks before it
+// grows a buffer, and it and the writer report what they took and gave back.
+//
+// Invariants: a connection is in line at most once, and never after it closed; used() is the
+// sum of the charges reported and not yet returned. A grant never waits on nothing: a
+// connection that is the only holder is granted even beyond the limit (a body larger than the
+// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
+// under `shared`, where any thread may grow a connection's buffers, the set keeps one for all
+// of them behind a lock (shared_budget.hpp).
+#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
+#define SKIFF_SERVER_MEMORY_BUDGET_HPP
+
+#include <algorithm>  // std::find, std::remove
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint8_t
+#include <vector>     // the connections waiting, oldest first
+
+namespace skiff::detail {
+
+// Why a connection of a shared server was refused memory, for its owner to park it when its
+// event is done (shared_budget.hpp): to read a new request while the budget was full, or to
+// grow its buffer for a body.
+enum class memory_wait : std::uint8_t { none, to_read, to_grow };
+
+template <class Conn>
+class memory_budget {
+public:
+    void set_limit(std::size_t limit) noexcept {
+        limit_ = limit;
+        full_at_ = limit != 0 ? limit : 1;
+    }
+    std::size_t limit() const noexcept { return limit_; }
+    std::size_t used() const noexcept { return used_; }
+
+    // Whether a connection that holds `own` already may hold n more now.
+    bool grants(std::size_t n, std::size_t own) const noexcept {
+        return used_ == own || (used_ + n <= limit_ && n <= limit_);
+    }
+    void take(std::size_t n) noexcept { used_ += n; }
+    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
+
+    // No new request is read while it is full: used up, though never by nothing (a budget of
+    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
+    bool full() const noexcept { return used_ >= full_at_; }
+
+    // A connection refused: it waits, in line, until memory is given back. Once: one that was
+    // read again for another reason (its parked output drained) and refused keeps its place.
+    void wait(Conn& c) {
+        if (!is_waiting(c)) waiting_.push_back(&c);
+    }
+    bool has_waiters() const noexcept { return !waiting_.empty(); }
+    bool is_waiting(const Conn& c) const noexcept {
+        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
+    }
+
+    // The next connection to try again once memory was given back, or nullptr while the
+    // budget is still full (it would only be refused).
+    Conn* next_to_wake() noexcept {
+        if (waiting_.empty() || full()) return nullptr;
+        Conn* c = waiting_.front();
+        waiting_.erase(waiting_.begin());
+        return c;
+    }
+
+    // A waiting connection that closed (its deadline, or the client went) leaves the line.
+    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
+
+private:
+    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
+    std::size_t used_ = 0;
+    std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
+// end skiff/server/memory_budget.hpp
+
+#include <atomic>   // the count's copy the read path reads without the lock
+#include <cstddef>  // std::size_t
+#include <mutex>    // std::mutex, std::lock_guard
+
+namespace skiff::detail {
+
+template <class Conn>
+class shared_budget {
+public:
+    void set_limit(std::size_t limit) {
+        std::lock_guard<std::mutex> g(lock_);
+        line_.set_limit(limit);
+        full_at_.store(limit != 0 ? limit : 1, std::memory_order_relaxed);
+    }
+
+    bool full() const noexcept { return used_.load(std::memory_order_relaxed) >= full_at_.load(std::memory_order_relaxed); }
+
+    // A connection that holds `own` takes n more, if the budget grants it.
+    bool try_take(std::size_t n, std::size_t own) {
+        std::lock_guard<std::mutex> g(lock_);
+        if (!line_.grants(n, own)) return false;
+        change([&] { line_.take(n); });
+        return true;
+    }
+    void take(std::size_t n) {
+        std::lock_guard<std::mutex> g(lock_);
+        change([&] { line_.take(n); });
+    }
+
+    // n came back: connections in line go on as memory_budget's order says (session.hpp,
+    // give_back). rearm(c) hands c to the poller: after it, c is another thread's.
+    template <class Rearm>
+    void give(std::size_t n, Rearm&& rearm) {
+        std::lock_guard<std::mutex> g(lock_);
+        change([&] { line_.give(n); });
+        while (Conn* c = line_.next_to_wake()) {
+            bool wants_body = c->memory == memory_wait::to_grow;
+            c->memory = memory_wait::none;
+            rearm(*c);
+            if (wants_body) break;
+        }
+    }
+
+    // The owner, when the event that refused c is done: true when c is now in line (disarmed);
+    // false when it may be re-armed for reading at once (memory came back meanwhile, or its
+    // deadline passed and the reaper, finding it not in line, left it to its owner).
+    bool park(Conn& c) {
+        std::lock_guard<std::mutex> g(lock_);
+        bool room = c.memory == memory_wait::to_read ? !line_.full() : line_.grants(c.memory_wanted, c.memory_held);
+        if (room || c.expired.load(std::memory_order_relaxed)) {
+            c.memory = memory_wait::none;
+            return false;
+        }
+        line_.wait(c);
+        return true;
+    }
+
+    // The reaper: a connection whose deadline passed leaves the line, for its owner to answer.
+    // True when it was in line (the caller re-arms it).
+    bool take_out(Conn& c) {
+        std::lock_guard<std::mutex> g(lock_);
+        if (!line_.has_waiters() || !line_.is_waiting(c)) return false;
+        line_.forget(c);
+        c.memory = memory_wait::none;
+        return true;
+    }
+
+private:
+    template <class Change>
+    void change(Change&& f) {
+        f();
+        used_.store(line_.used(), std::memory_order_relaxed);
+    }
+
+    std::mutex lock_;
+    memory_budget<Conn> line_;  // the count and the line, as one loop keeps them; under lock_
+    std::atomic<std::size_t> used_{0};
+    std::atomic<std::size_t> full_at_{static_cast<std::size_t>(-1)};
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_SHARED_BUDGET_HPP
+// end skiff/server/shared_budget.hpp
 
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
@@ -7169,15 +7374,19 @@ struct shared_connection : connection {
     // (and ThreadSanitizer, which cannot see through epoll) understands. A plain store and
     // load on x86.
     std::atomic<std::uint32_t> handoff{0};
+    // A refusal of memory, set by the session, read when the owner parks it (shared_budget.hpp).
+    memory_wait memory = memory_wait::none;
+    std::size_t memory_wanted = 0;  // to_grow: the grant asked for
+    std::size_t memory_held = 0;    // to_grow: what the connection held already
 };
 
 class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
-    // Any thread may grow or free a connection's buffers: options::max_buffered is not
-    // enforced under this policy (a per-loop count would drift between threads).
-    static constexpr bool budgets_memory = false;
+    // Any thread may grow or free a connection's buffers, so the set keeps options::max_buffered
+    // for all of them, behind a lock (shared_budget.hpp).
+    static constexpr budget_keeper keeps_budget = budget_keeper::set;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over
@@ -7237,6 +7446,7 @@ public:
             c = &pool_.acquire();
             c->fd = fd;
             c->expired.store(false, std::memory_order_relaxed);
+            c->memory = memory_wait::none;
             c->deadline = kind;
             arm(*c, deadline);  // under the lock: the reaper must not see the last occupant's deadline
         }
@@ -7260,13 +7470,27 @@ public:
         size_.fetch_sub(1, std::memory_order_relaxed);
     }
 
-    // Recorded here, given to the poller when the event is done (one re-arm per event).
+    // Recorded here, given to the poller when the event is done (one re-arm per event). A
+    // connection the session refused memory is parked in the budget's line instead, disarmed,
+    // unless memory came back meanwhile.
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
-    void event_done(conn& c) noexcept {
-        int fd = c.fd;  // read before the hand-off: from then on c belongs to the next thread
-        std::uint8_t watching = c.watching;
-        c.handoff.store(0, std::memory_order_release);
-        poller_.modify(fd, &c, watching, poll_mode::oneshot);
+    void event_done(conn& c) {
+        if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
+            if (budget_.park(c)) return;
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+        }
+        rearm(c);
+    }
+
+    // ---- the memory budget (shared_budget.hpp) ------------------------------------------
+
+    shared_budget<conn>& budget() noexcept { return budget_; }
+    // Memory came back: the connections it lets go on are read again.
+    void give_back(std::size_t n) {
+        budget_.give(n, [this](conn& c) {
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            rearm(c);
+        });
     }
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
@@ -7354,7 +7578,19 @@ private:
         // side; shutting both is also what wakes a kqueue descriptor armed for writing
         // only (EV_EOF on EVFILT_WRITE): a write stall would otherwise never be seen.
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
-        if (hit && !c.expired.exchange(true)) ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (!hit || c.expired.exchange(true)) return;
+        ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (budget_.take_out(c)) {  // parked, so disarmed: the shutdown alone would wake nobody
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            rearm(c);
+        }
+    }
+
+    void rearm(conn& c) noexcept {
+        int fd = c.fd;  // read before the hand-off: from then on c belongs to the next thread
+        std::uint8_t watching = c.watching;
+        c.handoff.store(0, std::memory_order_release);
+        poller_.modify(fd, &c, watching, poll_mode::oneshot);
     }
 
     default_poller poller_;
@@ -7362,6 +7598,7 @@ private:
     hub_anchor anchor_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
+    shared_budget<conn> budget_;
     std::mutex pool_lock_;
     std::mutex reaper_lock_;
     std::int64_t next_scan_ = 0;
@@ -7391,14 +7628,15 @@ static_assert(is_connection_set<shared_set>,
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
 // that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
-// which keeps the loop's memory budget (memory_budget.hpp) and wakes connections waiting for
-// it; `unbudgeted` under shared, where any thread's writer may write a connection's output.
+// which keeps the memory budget (memory_budget.hpp: the loop's, or under shared the set's, as
+// any thread's writer may write a connection's output) and wakes connections waiting for it.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
 // responses leave in request order; while a stream runs, at most one batch per connection
 // waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
-// capacity of every parked output this writer made and did not free or forget.
+// capacity of every parked output it was charged for and not given back (under shared, by
+// every worker's writer together).
 #ifndef SKIFF_SERVER_WRITER_HPP
 #define SKIFF_SERVER_WRITER_HPP
 
@@ -7430,8 +7668,8 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
-// Where no budget is kept (`shared`, or a loop of one's own: examples/annotated_loop.cpp):
-// the writer's charges go nowhere.
+// Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
+// charges go nowhere.
 struct unbudgeted {
     void take(std::size_t) noexcept {}
     void give(std::size_t) noexcept {}
@@ -7505,10 +7743,11 @@ public:
 private:
     static constexpr int rounds_per_event = 4;
 
+    // Charged before the copy: a large answer takes a while to copy, and the budget is full
+    // from the moment the socket refused the rest (others may be reading meanwhile: shared).
     void park(connection& c, const char* data, std::size_t n) {
-        std::size_t before = c.out.capacity();
+        budget_.take(c.out.capacity_after_reserving(n) - c.out.capacity());
         c.out.append(data, n);
-        budget_.take(c.out.capacity() - before);
     }
 
     void unpark(connection& c) {
@@ -7952,91 +8191,6 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 #ifndef SKIFF_SERVER_SESSION_HPP
 #define SKIFF_SERVER_SESSION_HPP
 
-// begin skiff/server/memory_budget.hpp
-// The bytes one loop's connections may hold beyond their standard request buffers
-// (options::max_buffered, split evenly between the loops), and the connections waiting for
-// some of it. A connection whose body would grow past the budget is not read (backpressure):
-// it waits here, still under its body deadline, and is read again when another connection
-// gives memory back. While the budget is full, no connection reads a new request either,
-// since its answer could only add to it. The server slows under a flood of large bodies, or
-// of large answers its clients do not take, instead of running out.
-//
-// What it counts: a connection's input buffer once it grew past the pool's standard size (a
-// body being buffered, or requests queued behind a slow reader); a buffer of the standard
-// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
-// of a connection's parked output (the writer charges it, writer.hpp).
-// It does not allocate, read or watch anything: the session (session.hpp) asks before it
-// grows a buffer, and it and the writer report what they took and gave back.
-//
-// Invariants: a connection is in line at most once, and never after it closed; used() is the
-// sum of the charges reported and not yet returned. A grant never waits on nothing: a
-// connection that is the only holder is granted even beyond the limit (a body larger than the
-// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, none is kept (the writer's
-// `unbudgeted`, writer.hpp).
-#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
-#define SKIFF_SERVER_MEMORY_BUDGET_HPP
-
-#include <algorithm>  // std::find, std::remove
-#include <cstddef>    // std::size_t
-#include <vector>     // the connections waiting, oldest first
-
-namespace skiff::detail {
-
-template <class Conn>
-class memory_budget {
-public:
-    void set_limit(std::size_t limit) noexcept {
-        limit_ = limit;
-        full_at_ = limit != 0 ? limit : 1;
-    }
-    std::size_t limit() const noexcept { return limit_; }
-    std::size_t used() const noexcept { return used_; }
-
-    // Whether a connection that holds `own` already may hold n more now.
-    bool grants(std::size_t n, std::size_t own) const noexcept {
-        return used_ == own || (used_ + n <= limit_ && n <= limit_);
-    }
-    void take(std::size_t n) noexcept { used_ += n; }
-    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
-
-    // No new request is read while it is full: used up, though never by nothing (a budget of
-    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
-    bool full() const noexcept { return used_ >= full_at_; }
-
-    // A connection refused: it waits, in line, until memory is given back. Once: one that was
-    // read again for another reason (its parked output drained) and refused keeps its place.
-    void wait(Conn& c) {
-        if (!is_waiting(c)) waiting_.push_back(&c);
-    }
-    bool has_waiters() const noexcept { return !waiting_.empty(); }
-    bool is_waiting(const Conn& c) const noexcept {
-        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
-    }
-
-    // The next connection to try again once memory was given back, or nullptr while the
-    // budget is still full (it would only be refused).
-    Conn* next_to_wake() noexcept {
-        if (waiting_.empty() || full()) return nullptr;
-        Conn* c = waiting_.front();
-        waiting_.erase(waiting_.begin());
-        return c;
-    }
-
-    // A waiting connection that closed (its deadline, or the client went) leaves the line.
-    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
-
-private:
-    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
-    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
-    std::size_t used_ = 0;
-    std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
-// end skiff/server/memory_budget.hpp
 
 #include <chrono>        // std::chrono::steady_clock, for a response hook
 #include <cstddef>       // std::size_t
@@ -8047,7 +8201,6 @@ private:
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
-#include <type_traits>   // std::conditional_t: the writer's account per policy
 
 namespace skiff::detail {
 
@@ -8061,15 +8214,18 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
-    // Where the writer charges parked output (writer.hpp): this loop's memory budget, whose
-    // returns wake connections waiting for it; under shared, nowhere (memory_budget.hpp).
+    // Where the budget is kept (memory_budget.hpp): here, for this loop's connections, or in
+    // the set, for every thread's (shared_budget.hpp).
+    static constexpr bool set_keeps_budget = Set::keeps_budget == budget_keeper::set;
+
+    // Where the writer charges parked output (writer.hpp): the memory budget, whose returns
+    // wake connections waiting for it.
     struct output_account {
         session* owner = nullptr;
-        void take(std::size_t n) noexcept { owner->budget_.take(n); }
+        void take(std::size_t n) { owner->take_budget(n); }
         void give(std::size_t n) { owner->give_back(n); }
     };
-    using account = std::conditional_t<Set::budgets_memory, output_account, unbudgeted>;
-    using writer_type = writer<account>;
+    using writer_type = writer<output_account>;
 
 public:
     session(const options& opt, const router& routes, Set& set, const loop_time& time) noexcept
@@ -8082,10 +8238,10 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        if constexpr (Set::budgets_memory) writer_.open(read_size, account{this});
-        else writer_.open(read_size, account{});
+        writer_.open(read_size, output_account{this});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
-        if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
+        if constexpr (set_keeps_budget) set_.budget().set_limit(opt_.max_buffered);
+        else if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
@@ -8268,7 +8424,7 @@ private:
         std::size_t want = read_size;
         std::uint64_t declared = c.parser.declared_size();
         if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (declared > c.in.size() && (Set::budgets_memory || declared - c.in.size() < read_size))
+        else if (declared > c.in.size())
             want = static_cast<std::size_t>(declared - c.in.size());
         if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
         return c.in.room();
@@ -8286,26 +8442,45 @@ private:
 
     // Whether a new request may not be read now: its answer could only add to a full budget.
     bool budget_full() const noexcept {
-        if constexpr (Set::budgets_memory) return budget_.full();
-        else return false;
+        if constexpr (set_keeps_budget) return set_.budget().full();
+        else return budget_.full();
     }
 
     bool grow_within_budget(conn& c, std::size_t want) {
-        if constexpr (Set::budgets_memory) {
-            std::size_t before = charge_of(c.in.capacity());
-            std::size_t after = charge_of(c.in.capacity_after_reserving(want));
-            if (after > before && !budget_.grants(after - before, before)) return false;
-            budget_.take(after - before);
+        std::size_t before = charge_of(c.in.capacity());
+        std::size_t after = charge_of(c.in.capacity_after_reserving(want));
+        if (after > before && !take_budget(after - before, before)) {
+            if constexpr (set_keeps_budget) {  // for its owner to park it (shared_set::event_done)
+                c.memory = memory_wait::to_grow;
+                c.memory_wanted = after - before;
+                c.memory_held = before;
+            }
+            return false;
         }
         c.in.reserve_more(want);
         return true;
     }
 
+    // A connection holding `own` takes n more, if the budget grants it.
+    bool take_budget(std::size_t n, std::size_t own) {
+        if constexpr (set_keeps_budget) {
+            return set_.budget().try_take(n, own);
+        } else {
+            if (!budget_.grants(n, own)) return false;
+            budget_.take(n);
+            return true;
+        }
+    }
+    // Parked output: taken whatever the budget holds (the answer exists already).
+    void take_budget(std::size_t n) {
+        if constexpr (set_keeps_budget) set_.budget().take(n);
+        else budget_.take(n);
+    }
+
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if constexpr (Set::budgets_memory)
-            if (charge != 0) give_back(charge);
+        if (charge != 0) give_back(charge);
     }
 
     // Memory came back (a body's buffer, parked output): waiting connections read again, in
@@ -8316,28 +8491,40 @@ private:
     // is watched for reading already (its parked output drained, so it waits for a request
     // again) is only dropped from the line: waking it would wake nobody.
     SKIFF_NOINLINE void give_back(std::size_t n) {
-        budget_.give(n);
-        while (conn* w = budget_.next_to_wake()) {
-            if (w->watching & watch_read) continue;  // read again since, for another reason
-            set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
-            if (!w->in.empty()) break;
+        if constexpr (set_keeps_budget) {
+            set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
+        } else {
+            budget_.give(n);
+            while (conn* w = budget_.next_to_wake()) {
+                if (w->watching & watch_read) continue;  // read again since, for another reason
+                set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+                if (!w->in.empty()) break;
+            }
         }
     }
 
-    // Not read until memory is given back; its body deadline keeps running.
+    // Not read until memory is given back; its body deadline keeps running. Where the set
+    // keeps the budget, the owner parks it when its event is done (shared_set::event_done).
     fate wait_for_memory(conn& c) {
         set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        budget_.wait(c);
+        if constexpr (set_keeps_budget) {
+            if (!c.out.empty()) c.memory = memory_wait::none;  // its output drains first; then it reads, and asks, again
+            else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
+        } else {
+            budget_.wait(c);
+        }
         return fate::open;
     }
 
+    // A parked connection of a set-kept budget is disarmed: no event comes for it.
     bool waits_for_memory(const conn& c) const noexcept {
-        if constexpr (Set::budgets_memory) return budget_.has_waiters() && budget_.is_waiting(c);
-        else return false;
+        if constexpr (set_keeps_budget) return false;
+        else return budget_.has_waiters() && budget_.is_waiting(c);
     }
 
+    // A connection its owner closes is never in a set-kept line (parked ones have no owner).
     void forget_if_waiting(conn& c) noexcept {
-        if constexpr (Set::budgets_memory)
+        if constexpr (!set_keeps_budget)
             if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
@@ -8956,7 +9143,7 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
-    memory_budget<conn> budget_;
+    memory_budget<conn> budget_;  // this loop's, unless the set keeps it
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace skiff_test;
@@ -20,11 +21,15 @@ void echo_routes(skiff::basic_server<Policy>& app) {
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(std::string(req.body())); });
 }
 
+// sharded splits the budget per loop: one loop keeps it exact. Under shared every worker
+// serves every connection and the budget is kept for all of them at once: four workers, so
+// grants, refusals and returns cross threads.
+template <class Policy>
 skiff::options small_budget() {
     skiff::options opt;
     opt.max_buffered = 4 * 1024 * 1024;  // room for one or two 1 MiB bodies at a time, not twenty
     opt.max_body = 2 * 1024 * 1024;
-    opt.workers = 1;  // sharded splits the budget per loop: one loop keeps it exact
+    opt.workers = std::is_same_v<Policy, skiff::shared> ? 4 : 1;
     return opt;
 }
 
@@ -49,7 +54,7 @@ std::size_t mapped_bytes() {
 
 TEST_CASE_TEMPLATE("twenty 1 MiB bodies at once under a 4 MiB budget are all answered, each with its own bytes",
                    Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(echo_routes<Policy>, small_budget());
+    running_server<Policy> srv(echo_routes<Policy>, small_budget<Policy>());
     constexpr int uploads = 20;
     constexpr std::size_t size = 1024 * 1024;
     std::vector<int> right(uploads, 0);
@@ -71,7 +76,7 @@ TEST_CASE_TEMPLATE("twenty 1 MiB bodies at once under a 4 MiB budget are all ans
 
 TEST_CASE_TEMPLATE("a body bigger than the whole budget is still read when nothing else holds any", Policy,
                    SKIFF_TEST_POLICIES) {
-    skiff::options opt = small_budget();
+    skiff::options opt = small_budget<Policy>();
     opt.max_buffered = 256 * 1024;
     running_server<Policy> srv(echo_routes<Policy>, opt);
     client c(srv.port());
@@ -82,8 +87,8 @@ TEST_CASE_TEMPLATE("a body bigger than the whole budget is still read when nothi
 }
 
 TEST_CASE_TEMPLATE("a body waiting for the budget past its deadline is answered 408, and the others go on", Policy,
-                   skiff::single, skiff::sharded) {
-    skiff::options opt = small_budget();
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = small_budget<Policy>();
     opt.max_buffered = 1024 * 1024;  // one body at a time
     opt.body_timeout = std::chrono::milliseconds(300);
     running_server<Policy> srv(echo_routes<Policy>, opt);
@@ -106,9 +111,11 @@ TEST_CASE_TEMPLATE("a body waiting for the budget past its deadline is answered 
 }
 
 TEST_CASE_TEMPLATE("stalled uploads that declare large bodies hold no more than the budget together", Policy,
-                   skiff::single, skiff::sharded) {
+                   SKIFF_TEST_POLICIES) {
     if (sanitized) return;  // the sanitizers' allocators map their own arenas and shadow
-    running_server<Policy> srv(echo_routes<Policy>, small_budget());
+    skiff::options opt = small_budget<Policy>();
+    opt.workers = 1;  // each thread's first allocation maps a malloc arena: only one is warmed here
+    running_server<Policy> srv(echo_routes<Policy>, opt);
     {  // the loop thread's first allocations make its malloc arena (64 MiB of address space)
         client warm(srv.port());
         warm.send(upload(1000, 'w'));
@@ -134,8 +141,8 @@ TEST_CASE_TEMPLATE("stalled uploads that declare large bodies hold no more than 
 // full no connection reads a new request (its answer could only add to it). Once the client
 // reads, every connection that waited is read and answered.
 TEST_CASE_TEMPLATE("an answer the client does not read holds the budget: new requests wait until it is taken", Policy,
-                   skiff::single, skiff::sharded) {
-    skiff::options opt = small_budget();
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt = small_budget<Policy>();
     opt.max_buffered = 1024 * 1024;
     opt.write_timeout = std::chrono::milliseconds(10'000);
     constexpr std::size_t big = 32u * 1024 * 1024;  // far more than loopback's socket buffers take
@@ -147,7 +154,11 @@ TEST_CASE_TEMPLATE("an answer the client does not read holds the budget: new req
         opt);
     client slow(srv.port());
     slow.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");  // and does not read, for now
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // The answer is built whole before its first byte leaves, so once one read of it arrived
+    // the rest is parked (under shared, other workers may read new requests before that).
+    std::string first = slow.read_some(5000ms);
+    REQUIRE(!first.empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
     std::vector<std::unique_ptr<client>> waiting;
     for (int i = 0; i < 3; ++i) {
@@ -156,7 +167,9 @@ TEST_CASE_TEMPLATE("an answer the client does not read holds the budget: new req
     }
     CHECK(waiting[0]->read_some(300ms).empty());  // not read: the budget holds /big's answer
 
-    auto rs = read_responses(slow, 1, 20'000ms);
+    auto whole = [&](const std::string& s) { return first.size() + s.size() > big && parse_responses(first + s).size() == 1; };
+    auto rest = slow.read_until(whole, 20'000ms);
+    auto rs = parse_responses(first + rest);
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].body.size() == big);
     for (auto& w : waiting) {  // the budget is free: each of them is read and answered

@@ -12,6 +12,9 @@
 //                                    connection waiting on a deferred answer is handed to the
 //                                    hub's processor when its event is done (shared) or stays
 //                                    with its loop (single, sharded)
+//   keeps_budget                     who keeps options::max_buffered: the session, for its
+//                                    loop's connections (single, sharded), or the set, for
+//                                    every thread's (shared: budget(), give_back(n))
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -41,6 +44,9 @@
 
 namespace skiff::detail {
 
+// Who keeps the memory budget (memory_budget.hpp): each loop's session, or the connection set.
+enum class budget_keeper : std::uint8_t { session, set };
+
 template <class S, class = void>
 struct has_set_members : std::false_type {};
 
@@ -50,7 +56,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
-                   decltype(bool{S::hands_over_deferred}),
+                   decltype(bool{S::hands_over_deferred}), decltype(budget_keeper{S::keeps_budget}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),

@@ -40,7 +40,7 @@ public:
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
     // One thread owns every connection here, so the session keeps the memory budget itself.
-    static constexpr bool budgets_memory = true;
+    static constexpr budget_keeper keeps_budget = budget_keeper::session;
 
     local_set() = default;
     local_set(const local_set&) = delete;

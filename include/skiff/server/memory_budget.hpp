@@ -1,5 +1,5 @@
 // The bytes one loop's connections may hold beyond their standard request buffers
-// (options::max_buffered, split evenly between the loops), and the connections waiting for
+// (options::max_buffered, split evenly between sharded loops; whole under single and shared), and the connections waiting for
 // some of it. A connection whose body would grow past the budget is not read (backpressure):
 // it waits here, still under its body deadline, and is read again when another connection
 // gives memory back. While the budget is full, no connection reads a new request either,
@@ -17,16 +17,22 @@
 // sum of the charges reported and not yet returned. A grant never waits on nothing: a
 // connection that is the only holder is granted even beyond the limit (a body larger than the
 // whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, none is kept (the writer's
-// `unbudgeted`, writer.hpp).
+// under `shared`, where any thread may grow a connection's buffers, the set keeps one for all
+// of them behind a lock (shared_budget.hpp).
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
 #include <algorithm>  // std::find, std::remove
 #include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint8_t
 #include <vector>     // the connections waiting, oldest first
 
 namespace skiff::detail {
+
+// Why a connection of a shared server was refused memory, for its owner to park it when its
+// event is done (shared_budget.hpp): to read a new request while the budget was full, or to
+// grow its buffer for a body.
+enum class memory_wait : std::uint8_t { none, to_read, to_grow };
 
 template <class Conn>
 class memory_budget {

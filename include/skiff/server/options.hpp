@@ -59,8 +59,8 @@ struct options {
     // clients that have not taken them. Past it, a connection whose buffer would grow is not
     // read, nor is any new request, until memory is given back: the server slows instead of
     // running out, and one that cannot go on within its body deadline is answered 408. Split
-    // evenly between the loops under sharded; not enforced under shared. A single body larger
-    // than the budget is still read when nothing else holds any.
+    // evenly between the loops under sharded; one count for every worker under shared. A
+    // single body larger than the budget is still read when nothing else holds any.
     std::size_t max_buffered = 64 * 1024 * 1024;
     int listen_backlog = 1024;
 

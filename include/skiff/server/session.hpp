@@ -62,7 +62,6 @@
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
-#include <type_traits>   // std::conditional_t: the writer's account per policy
 
 namespace skiff::detail {
 
@@ -76,15 +75,18 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
-    // Where the writer charges parked output (writer.hpp): this loop's memory budget, whose
-    // returns wake connections waiting for it; under shared, nowhere (memory_budget.hpp).
+    // Where the budget is kept (memory_budget.hpp): here, for this loop's connections, or in
+    // the set, for every thread's (shared_budget.hpp).
+    static constexpr bool set_keeps_budget = Set::keeps_budget == budget_keeper::set;
+
+    // Where the writer charges parked output (writer.hpp): the memory budget, whose returns
+    // wake connections waiting for it.
     struct output_account {
         session* owner = nullptr;
-        void take(std::size_t n) noexcept { owner->budget_.take(n); }
+        void take(std::size_t n) { owner->take_budget(n); }
         void give(std::size_t n) { owner->give_back(n); }
     };
-    using account = std::conditional_t<Set::budgets_memory, output_account, unbudgeted>;
-    using writer_type = writer<account>;
+    using writer_type = writer<output_account>;
 
 public:
     session(const options& opt, const router& routes, Set& set, const loop_time& time) noexcept
@@ -97,10 +99,10 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        if constexpr (Set::budgets_memory) writer_.open(read_size, account{this});
-        else writer_.open(read_size, account{});
+        writer_.open(read_size, output_account{this});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
-        if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
+        if constexpr (set_keeps_budget) set_.budget().set_limit(opt_.max_buffered);
+        else if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
@@ -283,7 +285,7 @@ private:
         std::size_t want = read_size;
         std::uint64_t declared = c.parser.declared_size();
         if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (declared > c.in.size() && (Set::budgets_memory || declared - c.in.size() < read_size))
+        else if (declared > c.in.size())
             want = static_cast<std::size_t>(declared - c.in.size());
         if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
         return c.in.room();
@@ -301,26 +303,45 @@ private:
 
     // Whether a new request may not be read now: its answer could only add to a full budget.
     bool budget_full() const noexcept {
-        if constexpr (Set::budgets_memory) return budget_.full();
-        else return false;
+        if constexpr (set_keeps_budget) return set_.budget().full();
+        else return budget_.full();
     }
 
     bool grow_within_budget(conn& c, std::size_t want) {
-        if constexpr (Set::budgets_memory) {
-            std::size_t before = charge_of(c.in.capacity());
-            std::size_t after = charge_of(c.in.capacity_after_reserving(want));
-            if (after > before && !budget_.grants(after - before, before)) return false;
-            budget_.take(after - before);
+        std::size_t before = charge_of(c.in.capacity());
+        std::size_t after = charge_of(c.in.capacity_after_reserving(want));
+        if (after > before && !take_budget(after - before, before)) {
+            if constexpr (set_keeps_budget) {  // for its owner to park it (shared_set::event_done)
+                c.memory = memory_wait::to_grow;
+                c.memory_wanted = after - before;
+                c.memory_held = before;
+            }
+            return false;
         }
         c.in.reserve_more(want);
         return true;
     }
 
+    // A connection holding `own` takes n more, if the budget grants it.
+    bool take_budget(std::size_t n, std::size_t own) {
+        if constexpr (set_keeps_budget) {
+            return set_.budget().try_take(n, own);
+        } else {
+            if (!budget_.grants(n, own)) return false;
+            budget_.take(n);
+            return true;
+        }
+    }
+    // Parked output: taken whatever the budget holds (the answer exists already).
+    void take_budget(std::size_t n) {
+        if constexpr (set_keeps_budget) set_.budget().take(n);
+        else budget_.take(n);
+    }
+
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if constexpr (Set::budgets_memory)
-            if (charge != 0) give_back(charge);
+        if (charge != 0) give_back(charge);
     }
 
     // Memory came back (a body's buffer, parked output): waiting connections read again, in
@@ -331,28 +352,40 @@ private:
     // is watched for reading already (its parked output drained, so it waits for a request
     // again) is only dropped from the line: waking it would wake nobody.
     SKIFF_NOINLINE void give_back(std::size_t n) {
-        budget_.give(n);
-        while (conn* w = budget_.next_to_wake()) {
-            if (w->watching & watch_read) continue;  // read again since, for another reason
-            set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
-            if (!w->in.empty()) break;
+        if constexpr (set_keeps_budget) {
+            set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
+        } else {
+            budget_.give(n);
+            while (conn* w = budget_.next_to_wake()) {
+                if (w->watching & watch_read) continue;  // read again since, for another reason
+                set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
+                if (!w->in.empty()) break;
+            }
         }
     }
 
-    // Not read until memory is given back; its body deadline keeps running.
+    // Not read until memory is given back; its body deadline keeps running. Where the set
+    // keeps the budget, the owner parks it when its event is done (shared_set::event_done).
     fate wait_for_memory(conn& c) {
         set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        budget_.wait(c);
+        if constexpr (set_keeps_budget) {
+            if (!c.out.empty()) c.memory = memory_wait::none;  // its output drains first; then it reads, and asks, again
+            else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
+        } else {
+            budget_.wait(c);
+        }
         return fate::open;
     }
 
+    // A parked connection of a set-kept budget is disarmed: no event comes for it.
     bool waits_for_memory(const conn& c) const noexcept {
-        if constexpr (Set::budgets_memory) return budget_.has_waiters() && budget_.is_waiting(c);
-        else return false;
+        if constexpr (set_keeps_budget) return false;
+        else return budget_.has_waiters() && budget_.is_waiting(c);
     }
 
+    // A connection its owner closes is never in a set-kept line (parked ones have no owner).
     void forget_if_waiting(conn& c) noexcept {
-        if constexpr (Set::budgets_memory)
+        if constexpr (!set_keeps_budget)
             if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
@@ -971,7 +1004,7 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
-    memory_budget<conn> budget_;
+    memory_budget<conn> budget_;  // this loop's, unless the set keeps it
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;

@@ -18,6 +18,7 @@
 #ifndef SKIFF_SERVER_SHARED_SET_HPP
 #define SKIFF_SERVER_SHARED_SET_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/socket.hpp"
@@ -27,6 +28,7 @@
 #include "skiff/server/connection_set.hpp"
 #include "skiff/server/listener_list.hpp"
 #include "skiff/server/loop_hub.hpp"
+#include "skiff/server/shared_budget.hpp"
 
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
@@ -48,15 +50,19 @@ struct shared_connection : connection {
     // (and ThreadSanitizer, which cannot see through epoll) understands. A plain store and
     // load on x86.
     std::atomic<std::uint32_t> handoff{0};
+    // A refusal of memory, set by the session, read when the owner parks it (shared_budget.hpp).
+    memory_wait memory = memory_wait::none;
+    std::size_t memory_wanted = 0;  // to_grow: the grant asked for
+    std::size_t memory_held = 0;    // to_grow: what the connection held already
 };
 
 class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
-    // Any thread may grow or free a connection's buffers: options::max_buffered is not
-    // enforced under this policy (a per-loop count would drift between threads).
-    static constexpr bool budgets_memory = false;
+    // Any thread may grow or free a connection's buffers, so the set keeps options::max_buffered
+    // for all of them, behind a lock (shared_budget.hpp).
+    static constexpr budget_keeper keeps_budget = budget_keeper::set;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over
@@ -116,6 +122,7 @@ public:
             c = &pool_.acquire();
             c->fd = fd;
             c->expired.store(false, std::memory_order_relaxed);
+            c->memory = memory_wait::none;
             c->deadline = kind;
             arm(*c, deadline);  // under the lock: the reaper must not see the last occupant's deadline
         }
@@ -139,13 +146,27 @@ public:
         size_.fetch_sub(1, std::memory_order_relaxed);
     }
 
-    // Recorded here, given to the poller when the event is done (one re-arm per event).
+    // Recorded here, given to the poller when the event is done (one re-arm per event). A
+    // connection the session refused memory is parked in the budget's line instead, disarmed,
+    // unless memory came back meanwhile.
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
-    void event_done(conn& c) noexcept {
-        int fd = c.fd;  // read before the hand-off: from then on c belongs to the next thread
-        std::uint8_t watching = c.watching;
-        c.handoff.store(0, std::memory_order_release);
-        poller_.modify(fd, &c, watching, poll_mode::oneshot);
+    void event_done(conn& c) {
+        if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
+            if (budget_.park(c)) return;
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+        }
+        rearm(c);
+    }
+
+    // ---- the memory budget (shared_budget.hpp) ------------------------------------------
+
+    shared_budget<conn>& budget() noexcept { return budget_; }
+    // Memory came back: the connections it lets go on are read again.
+    void give_back(std::size_t n) {
+        budget_.give(n, [this](conn& c) {
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            rearm(c);
+        });
     }
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
@@ -233,7 +254,19 @@ private:
         // side; shutting both is also what wakes a kqueue descriptor armed for writing
         // only (EV_EOF on EVFILT_WRITE): a write stall would otherwise never be seen.
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
-        if (hit && !c.expired.exchange(true)) ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (!hit || c.expired.exchange(true)) return;
+        ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (budget_.take_out(c)) {  // parked, so disarmed: the shutdown alone would wake nobody
+            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            rearm(c);
+        }
+    }
+
+    void rearm(conn& c) noexcept {
+        int fd = c.fd;  // read before the hand-off: from then on c belongs to the next thread
+        std::uint8_t watching = c.watching;
+        c.handoff.store(0, std::memory_order_release);
+        poller_.modify(fd, &c, watching, poll_mode::oneshot);
     }
 
     default_poller poller_;
@@ -241,6 +274,7 @@ private:
     hub_anchor anchor_;
     std::atomic<bool> listener_open_{false};
     connection_pool<conn> pool_;
+    shared_budget<conn> budget_;
     std::mutex pool_lock_;
     std::mutex reaper_lock_;
     std::int64_t next_scan_ = 0;

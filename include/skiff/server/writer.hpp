@@ -9,14 +9,15 @@
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
 // that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
-// which keeps the loop's memory budget (memory_budget.hpp) and wakes connections waiting for
-// it; `unbudgeted` under shared, where any thread's writer may write a connection's output.
+// which keeps the memory budget (memory_budget.hpp: the loop's, or under shared the set's, as
+// any thread's writer may write a connection's output) and wakes connections waiting for it.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
 // responses leave in request order; while a stream runs, at most one batch per connection
 // waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
-// capacity of every parked output this writer made and did not free or forget.
+// capacity of every parked output it was charged for and not given back (under shared, by
+// every worker's writer together).
 #ifndef SKIFF_SERVER_WRITER_HPP
 #define SKIFF_SERVER_WRITER_HPP
 
@@ -54,8 +55,8 @@ struct pump_result {
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
 inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
-// Where no budget is kept (`shared`, or a loop of one's own: examples/annotated_loop.cpp):
-// the writer's charges go nowhere.
+// Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
+// charges go nowhere.
 struct unbudgeted {
     void take(std::size_t) noexcept {}
     void give(std::size_t) noexcept {}
@@ -129,10 +130,11 @@ public:
 private:
     static constexpr int rounds_per_event = 4;
 
+    // Charged before the copy: a large answer takes a while to copy, and the budget is full
+    // from the moment the socket refused the rest (others may be reading meanwhile: shared).
     void park(connection& c, const char* data, std::size_t n) {
-        std::size_t before = c.out.capacity();
+        budget_.take(c.out.capacity_after_reserving(n) - c.out.capacity());
         c.out.append(data, n);
-        budget_.take(c.out.capacity() - before);
     }
 
     void unpark(connection& c) {
