@@ -6395,9 +6395,10 @@ inline std::int64_t tick_for(const options& o) noexcept {
 // loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
 // program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
 //
-// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting, on_writable) are
-// touched only by the thread that serves its connection at that moment, which is the loop's
-// thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting,
+// socket_watch, on_writable) are touched only by the thread that serves its connection at that
+// moment, which is the loop's thread (single, sharded) or the one holding the hub's process
+// lock (shared). `conn` is set
 // while the connection waits on this answer and cleared the moment it stops (answer written,
 // connection closed): a completion that finds it cleared is dropped, so a handle never reaches
 // a connection it no longer names, however its slot has been reused since.
@@ -6409,7 +6410,7 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
 #include <functional>   // a push stream's writable callback; what runs when an answer settles
-#include <memory>       // std::enable_shared_from_this: the hub keeps a state it watches for writability
+#include <memory>       // std::enable_shared_from_this: the hub keeps a state whose socket it watches
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -6468,6 +6469,10 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     bool answer_waiting = false;  // shared: completed before the hand-over
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
+    // shared: what the hub watches the connection's socket for while it holds it
+    // (loop_hub::watch_socket): watch_read, the client going; watch_write, a push stream's
+    // parked bytes; watch_none, nothing.
+    std::uint8_t socket_watch = watch_none;
     std::uint64_t deadline_timer = 0;
     // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
     std::function<void(bool ended)> on_writable;
@@ -6513,7 +6518,7 @@ public:
     virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
-    virtual void writable(deferred_state& s) = 0;  // shared: a push stream's socket took more
+    virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
 
 protected:
     ~loop_context() = default;
@@ -6540,10 +6545,11 @@ public:
     // The connection stopped waiting on s: its deadline timer is dropped (and its
     // writability watch, if any).
     void forget(deferred_state& s) { ops_->forget(this, s); }
-    // shared: a push stream's connection belongs to the hub, not to the workers, while it
-    // streams; its unsent bytes go out when fd is writable, which the hub watches for
-    // (writable() on the loop_context) instead of the connection.
-    void watch_writable(deferred_state& s, int fd) { ops_->watch_writable(this, s, fd); }
+    // shared: a connection waiting on a deferred answer belongs to the hub, not to the
+    // workers, until the answer is written. The hub watches its socket in its stead, aimed at s
+    // (socket_ready() on the loop_context): for reading while it waits (the client going), for
+    // writing while a push stream's bytes are parked. One-shot: once per call.
+    void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
 
 protected:
     struct ops {
@@ -6554,7 +6560,7 @@ protected:
         void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
-        void (*watch_writable)(loop_hub*, deferred_state&, int);
+        void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;
@@ -8390,17 +8396,23 @@ public:
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
         if constexpr (Set::hands_over_deferred)
-            if (parked != 0) set_.anchor().hub->watch_writable(s, c.fd);
+            if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         tell_if_drained(s);
         return after_write(c, w);
     }
 
-    // shared: the hub saw a push stream's socket writable (loop_hub::watch_writable).
-    fate on_push_writable(conn& c, deferred_state& s) {
+    // shared: the hub saw the socket of a connection it holds ready (loop_hub::watch_socket):
+    // readable while the answer is awaited (the client went, or sent more), or writable for a
+    // push stream's parked bytes.
+    fate on_held_socket_ready(conn& c, deferred_state& s) {
+        if (s.socket_watch == watch_read) {
+            s.socket_watch = watch_none;  // one-shot: it fired
+            return on_deferred_readable(c);
+        }
         write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
         if (w == write_status::failed) return close(c);
         note_push_sent(c);
-        if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
+        if (!c.out.empty()) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         return after_write(c, w);
     }
 
@@ -8408,6 +8420,12 @@ public:
     static void bind(conn& c, deferred_state& s) noexcept {
         s.conn = &c;
         s.link = link_state::bound;
+    }
+
+    // shared, after bind() with no answer yet: the hub watches for the client going, as
+    // await_answer() has the loop do under the other policies, unless it sent more already.
+    static void hold(conn& c, deferred_state& s, loop_hub& hub) {
+        if (c.watching & watch_read) hub.watch_socket(s, c.fd, watch_read);
     }
 
 private:
@@ -9409,10 +9427,13 @@ public:
         settle(c, session_.on_push(c, s, bytes, last));
     }
 
-    void writable(deferred_state& s) override {
+    // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
+    // deadline the reaper found passed is handled first, as for any event (serve_event).
+    void socket_ready(deferred_state& s) override {
         if (s.link != link_state::bound) return;
         conn& c = served(s);
-        settle(c, session_.on_push_writable(c, s));
+        if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
+        settle(c, session_.on_held_socket_ready(c, s));
     }
 
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
@@ -9460,7 +9481,8 @@ private:
     }
 
     // shared: a connection that now waits on a deferred answer is handed to the hub's
-    // processor, not re-armed; an answer that came meanwhile is applied now.
+    // processor, not re-armed; an answer that came meanwhile is applied now, else the hub
+    // watches the socket for the client going.
     void event_done(conn& c) {
         if constexpr (set_type::hands_over_deferred) {
             if (c.state == phase::deferred) return hand_over(c);
@@ -9479,6 +9501,7 @@ private:
                 deferred_state& s = *x.c.stream->deferred;
                 session<set_type>::bind(x.c, s);
                 if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
+                else session<set_type>::hold(x.c, s, *x.loop.set_.anchor().hub);  // nor after this
             },
             &a);
     }
@@ -9710,7 +9733,7 @@ public:
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_writer(data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_held(data) != nullptr;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
@@ -9723,9 +9746,9 @@ public:
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
-            if (w == nullptr) stream = find_writer(data);
+            if (w == nullptr) stream = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return ctx.writable(*stream);
+        if (stream && stream->link == link_state::bound) return ctx.socket_ready(*stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -9761,18 +9784,19 @@ public:
 
     void forget(deferred_state& s) {
         drop_timer(s.deadline_timer);
-        retire_writer(&s);
+        retire_held(&s);
     }
 
-    void watch_writable(deferred_state& s, int fd) {
+    void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            if (find_writer(&s) == nullptr) {
-                writers_.push_back(s.shared_from_this());
+            if (find_held(&s) == nullptr) {
+                held_.push_back(s.shared_from_this());
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
-        poller_.modify(fd, &s, watch_write, mode_);  // the connection's own registration, re-aimed
+        s.socket_watch = what;
+        poller_.modify(fd, &s, what, mode_);  // the connection's own registration, re-aimed
     }
 
 private:
@@ -9803,9 +9827,11 @@ private:
     static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
-    static void watch_writable_of(loop_hub* h, deferred_state& s, int fd) { self(h)->watch_writable(s, fd); }
+    static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
+        self(h)->watch_socket(s, fd, what);
+    }
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
-                               &on_turn_of, &exclusive_of, &forget_of,   &watch_writable_of};
+                               &on_turn_of, &exclusive_of, &forget_of,   &watch_socket_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -9883,22 +9909,22 @@ private:
         }
     }
 
-    // A push stream's writability watch ends with its stream; it stays claimable for a second,
-    // as a watcher does, and keeps its state alive meanwhile.
-    void retire_writer(const deferred_state* s) {
+    // A held connection's socket watch ends when the connection stops waiting on its answer;
+    // it stays claimable for a second, as a watcher does, and keeps its state alive meanwhile.
+    void retire_held(const deferred_state* s) {
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
-        auto it = std::find_if(writers_.begin(), writers_.end(), [&](auto& w) { return w.get() == s; });
-        if (it == writers_.end()) return;
-        retired_writers_.push_back({std::move(*it), monotonic_ms()});
-        writers_.erase(it);
+        auto it = std::find_if(held_.begin(), held_.end(), [&](auto& w) { return w.get() == s; });
+        if (it == held_.end()) return;
+        retired_held_.push_back({std::move(*it), monotonic_ms()});
+        held_.erase(it);
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::shared_ptr<deferred_state> find_writer(const void* data) const {
-        for (auto& w : writers_)
+    std::shared_ptr<deferred_state> find_held(const void* data) const {
+        for (auto& w : held_)
             if (w.get() == data) return w;
-        for (auto& w : retired_writers_)
+        for (auto& w : retired_held_)
             if (w.first.get() == data) return w.first;
         return nullptr;
     }
@@ -9908,10 +9934,10 @@ private:
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        auto old_writer = [&](const auto& w) { return now_ms - w.second >= 1000; };
-        retired_writers_.erase(std::remove_if(retired_writers_.begin(), retired_writers_.end(), old_writer),
-                               retired_writers_.end());
-        std::size_t left = retired_.size() + retired_writers_.size();
+        auto old_held = [&](const auto& w) { return now_ms - w.second >= 1000; };
+        retired_held_.erase(std::remove_if(retired_held_.begin(), retired_held_.end(), old_held),
+                               retired_held_.end());
+        std::size_t left = retired_.size() + retired_held_.size();
         std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
         retired_count_.store(left, std::memory_order_relaxed);
         watch_total_.fetch_sub(freed, std::memory_order_relaxed);
@@ -9938,10 +9964,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    std::vector<std::shared_ptr<deferred_state>> writers_;  // shared: push streams watched for writability
-    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_writers_;  // and when retired
-    std::atomic<std::size_t> retired_count_{0};  // retired watchers and writers
-    std::atomic<std::size_t> watch_total_{0};  // watchers, writers and retired ones: claims() looks only if some
+    std::vector<std::shared_ptr<deferred_state>> held_;  // shared: answers whose connection's socket it watches
+    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_held_;  // and when retired
+    std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
+    std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
 };
 
 } // namespace skiff::detail

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +46,15 @@ private:
     std::deque<std::shared_ptr<skiff::deferred>> handles_;
 };
 
+// GET /wait parks its handle in `waiting`; GET /n/:n answers n at once.
+template <class Policy>
+std::function<void(skiff::basic_server<Policy>&)> wait_and_number_routes(parked& waiting) {
+    return [&waiting](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&waiting](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
+    };
+}
+
 std::string request(const std::string& path, const char* method = "GET") {
     return std::string(method) + " " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
 }
@@ -76,10 +86,7 @@ TEST_CASE_TEMPLATE("an answer completed on another thread is written with its st
 TEST_CASE_TEMPLATE("pipelined requests behind a deferred one are answered after it, in order", Policy,
                    SKIFF_TEST_POLICIES) {
     parked waiting;
-    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
-        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
-        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
-    });
+    running_server<Policy> srv(wait_and_number_routes<Policy>(waiting));
     client c(srv.port());
     c.send(request("/n/1") + request("/wait") + request("/n/2") + request("/n/3"));
     auto first = read_responses(c, 1);
@@ -94,6 +101,24 @@ TEST_CASE_TEMPLATE("pipelined requests behind a deferred one are answered after 
     CHECK(rest[0].body == "deferred");
     CHECK(rest[1].body == "2");
     CHECK(rest[2].body == "3");
+}
+
+TEST_CASE_TEMPLATE("a request pipelined behind a deferred one does not tell its handler the client went", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv(wait_and_number_routes<Policy>(waiting));
+    client c(srv.port());
+    c.send(request("/wait"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    c.send(request("/n/2"));  // arrives while the answer is awaited
+    std::this_thread::sleep_for(200ms);
+    CHECK_FALSE(handles[0]->cancelled());
+    handles[0]->text("deferred");
+    auto rs = read_responses(c, 2);
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].body == "deferred");
+    CHECK(rs[1].body == "2");
 }
 
 TEST_CASE_TEMPLATE("a pool answering out of order, with clients that left, answers each the right body", Policy,
@@ -188,7 +213,8 @@ TEST_CASE_TEMPLATE("an answer not completed by deferred_timeout is answered 503,
     CHECK(c.read_some(200ms).empty());
 }
 
-TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, skiff::single, skiff::sharded) {
+// Under shared the connection belongs to the hub while it waits, which watches its socket.
+TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, SKIFF_TEST_POLICIES) {
     parked waiting;
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
         app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
@@ -203,6 +229,31 @@ TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, skiff::singl
     while (!handles[0]->cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
     CHECK(handles[0]->cancelled());
     handles[0]->text("nobody reads this");  // a no-op, not a write to a closed or reused slot
+}
+
+TEST_CASE_TEMPLATE("a handler learns that its client reset the connection, and the server serves on", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("up"); });
+    });
+    auto c = std::make_unique<client>(srv.port());
+    c->send(request("/wait"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    linger abort{1, 0};
+    ::setsockopt(c->fd(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+    c.reset();
+    auto until = std::chrono::steady_clock::now() + 3s;
+    while (!handles[0]->cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+    CHECK(handles[0]->cancelled());
+    handles[0]->text("nobody reads this");  // a no-op: its connection is gone
+    client other(srv.port());
+    other.send(request("/"));
+    auto rs = read_responses(other, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
 }
 
 TEST_CASE("a handle that outlives its server completes as a no-op") {

@@ -122,7 +122,7 @@ public:
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_writer(data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_held(data) != nullptr;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
@@ -135,9 +135,9 @@ public:
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
-            if (w == nullptr) stream = find_writer(data);
+            if (w == nullptr) stream = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return ctx.writable(*stream);
+        if (stream && stream->link == link_state::bound) return ctx.socket_ready(*stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -173,18 +173,19 @@ public:
 
     void forget(deferred_state& s) {
         drop_timer(s.deadline_timer);
-        retire_writer(&s);
+        retire_held(&s);
     }
 
-    void watch_writable(deferred_state& s, int fd) {
+    void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            if (find_writer(&s) == nullptr) {
-                writers_.push_back(s.shared_from_this());
+            if (find_held(&s) == nullptr) {
+                held_.push_back(s.shared_from_this());
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
-        poller_.modify(fd, &s, watch_write, mode_);  // the connection's own registration, re-aimed
+        s.socket_watch = what;
+        poller_.modify(fd, &s, what, mode_);  // the connection's own registration, re-aimed
     }
 
 private:
@@ -215,9 +216,11 @@ private:
     static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
-    static void watch_writable_of(loop_hub* h, deferred_state& s, int fd) { self(h)->watch_writable(s, fd); }
+    static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
+        self(h)->watch_socket(s, fd, what);
+    }
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
-                               &on_turn_of, &exclusive_of, &forget_of,   &watch_writable_of};
+                               &on_turn_of, &exclusive_of, &forget_of,   &watch_socket_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -295,22 +298,22 @@ private:
         }
     }
 
-    // A push stream's writability watch ends with its stream; it stays claimable for a second,
-    // as a watcher does, and keeps its state alive meanwhile.
-    void retire_writer(const deferred_state* s) {
+    // A held connection's socket watch ends when the connection stops waiting on its answer;
+    // it stays claimable for a second, as a watcher does, and keeps its state alive meanwhile.
+    void retire_held(const deferred_state* s) {
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
-        auto it = std::find_if(writers_.begin(), writers_.end(), [&](auto& w) { return w.get() == s; });
-        if (it == writers_.end()) return;
-        retired_writers_.push_back({std::move(*it), monotonic_ms()});
-        writers_.erase(it);
+        auto it = std::find_if(held_.begin(), held_.end(), [&](auto& w) { return w.get() == s; });
+        if (it == held_.end()) return;
+        retired_held_.push_back({std::move(*it), monotonic_ms()});
+        held_.erase(it);
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::shared_ptr<deferred_state> find_writer(const void* data) const {
-        for (auto& w : writers_)
+    std::shared_ptr<deferred_state> find_held(const void* data) const {
+        for (auto& w : held_)
             if (w.get() == data) return w;
-        for (auto& w : retired_writers_)
+        for (auto& w : retired_held_)
             if (w.first.get() == data) return w.first;
         return nullptr;
     }
@@ -320,10 +323,10 @@ private:
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        auto old_writer = [&](const auto& w) { return now_ms - w.second >= 1000; };
-        retired_writers_.erase(std::remove_if(retired_writers_.begin(), retired_writers_.end(), old_writer),
-                               retired_writers_.end());
-        std::size_t left = retired_.size() + retired_writers_.size();
+        auto old_held = [&](const auto& w) { return now_ms - w.second >= 1000; };
+        retired_held_.erase(std::remove_if(retired_held_.begin(), retired_held_.end(), old_held),
+                               retired_held_.end());
+        std::size_t left = retired_.size() + retired_held_.size();
         std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
         retired_count_.store(left, std::memory_order_relaxed);
         watch_total_.fetch_sub(freed, std::memory_order_relaxed);
@@ -350,10 +353,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    std::vector<std::shared_ptr<deferred_state>> writers_;  // shared: push streams watched for writability
-    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_writers_;  // and when retired
-    std::atomic<std::size_t> retired_count_{0};  // retired watchers and writers
-    std::atomic<std::size_t> watch_total_{0};  // watchers, writers and retired ones: claims() looks only if some
+    std::vector<std::shared_ptr<deferred_state>> held_;  // shared: answers whose connection's socket it watches
+    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_held_;  // and when retired
+    std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
+    std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
 };
 
 } // namespace skiff::detail

@@ -139,10 +139,13 @@ public:
         settle(c, session_.on_push(c, s, bytes, last));
     }
 
-    void writable(deferred_state& s) override {
+    // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
+    // deadline the reaper found passed is handled first, as for any event (serve_event).
+    void socket_ready(deferred_state& s) override {
         if (s.link != link_state::bound) return;
         conn& c = served(s);
-        settle(c, session_.on_push_writable(c, s));
+        if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
+        settle(c, session_.on_held_socket_ready(c, s));
     }
 
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
@@ -190,7 +193,8 @@ private:
     }
 
     // shared: a connection that now waits on a deferred answer is handed to the hub's
-    // processor, not re-armed; an answer that came meanwhile is applied now.
+    // processor, not re-armed; an answer that came meanwhile is applied now, else the hub
+    // watches the socket for the client going.
     void event_done(conn& c) {
         if constexpr (set_type::hands_over_deferred) {
             if (c.state == phase::deferred) return hand_over(c);
@@ -209,6 +213,7 @@ private:
                 deferred_state& s = *x.c.stream->deferred;
                 session<set_type>::bind(x.c, s);
                 if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
+                else session<set_type>::hold(x.c, s, *x.loop.set_.anchor().hub);  // nor after this
             },
             &a);
     }

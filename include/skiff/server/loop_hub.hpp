@@ -8,9 +8,10 @@
 // loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
 // program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
 //
-// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting, on_writable) are
-// touched only by the thread that serves its connection at that moment, which is the loop's
-// thread (single, sharded) or the one holding the hub's process lock (shared). `conn` is set
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting,
+// socket_watch, on_writable) are touched only by the thread that serves its connection at that
+// moment, which is the loop's thread (single, sharded) or the one holding the hub's process
+// lock (shared). `conn` is set
 // while the connection waits on this answer and cleared the moment it stops (answer written,
 // connection closed): a completion that finds it cleared is dropped, so a handle never reaches
 // a connection it no longer names, however its slot has been reused since.
@@ -25,7 +26,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
 #include <functional>   // a push stream's writable callback; what runs when an answer settles
-#include <memory>       // std::enable_shared_from_this: the hub keeps a state it watches for writability
+#include <memory>       // std::enable_shared_from_this: the hub keeps a state whose socket it watches
 #include <string>       // an answer's body and fields
 #include <utility>      // std::pair
 #include <vector>       // an answer's fields
@@ -84,6 +85,10 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     bool answer_waiting = false;  // shared: completed before the hand-over
     std::string early;            // shared: pushed before the hand-over
     bool early_last = false;
+    // shared: what the hub watches the connection's socket for while it holds it
+    // (loop_hub::watch_socket): watch_read, the client going; watch_write, a push stream's
+    // parked bytes; watch_none, nothing.
+    std::uint8_t socket_watch = watch_none;
     std::uint64_t deadline_timer = 0;
     // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
     std::function<void(bool ended)> on_writable;
@@ -129,7 +134,7 @@ public:
     virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
-    virtual void writable(deferred_state& s) = 0;  // shared: a push stream's socket took more
+    virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
 
 protected:
     ~loop_context() = default;
@@ -156,10 +161,11 @@ public:
     // The connection stopped waiting on s: its deadline timer is dropped (and its
     // writability watch, if any).
     void forget(deferred_state& s) { ops_->forget(this, s); }
-    // shared: a push stream's connection belongs to the hub, not to the workers, while it
-    // streams; its unsent bytes go out when fd is writable, which the hub watches for
-    // (writable() on the loop_context) instead of the connection.
-    void watch_writable(deferred_state& s, int fd) { ops_->watch_writable(this, s, fd); }
+    // shared: a connection waiting on a deferred answer belongs to the hub, not to the
+    // workers, until the answer is written. The hub watches its socket in its stead, aimed at s
+    // (socket_ready() on the loop_context): for reading while it waits (the client going), for
+    // writing while a push stream's bytes are parked. One-shot: once per call.
+    void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
 
 protected:
     struct ops {
@@ -170,7 +176,7 @@ protected:
         void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
-        void (*watch_writable)(loop_hub*, deferred_state&, int);
+        void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;

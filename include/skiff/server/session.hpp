@@ -251,17 +251,23 @@ public:
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
         if constexpr (Set::hands_over_deferred)
-            if (parked != 0) set_.anchor().hub->watch_writable(s, c.fd);
+            if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         tell_if_drained(s);
         return after_write(c, w);
     }
 
-    // shared: the hub saw a push stream's socket writable (loop_hub::watch_writable).
-    fate on_push_writable(conn& c, deferred_state& s) {
+    // shared: the hub saw the socket of a connection it holds ready (loop_hub::watch_socket):
+    // readable while the answer is awaited (the client went, or sent more), or writable for a
+    // push stream's parked bytes.
+    fate on_held_socket_ready(conn& c, deferred_state& s) {
+        if (s.socket_watch == watch_read) {
+            s.socket_watch = watch_none;  // one-shot: it fired
+            return on_deferred_readable(c);
+        }
         write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
         if (w == write_status::failed) return close(c);
         note_push_sent(c);
-        if (!c.out.empty()) set_.anchor().hub->watch_writable(s, c.fd);
+        if (!c.out.empty()) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         return after_write(c, w);
     }
 
@@ -269,6 +275,12 @@ public:
     static void bind(conn& c, deferred_state& s) noexcept {
         s.conn = &c;
         s.link = link_state::bound;
+    }
+
+    // shared, after bind() with no answer yet: the hub watches for the client going, as
+    // await_answer() has the loop do under the other policies, unless it sent more already.
+    static void hold(conn& c, deferred_state& s, loop_hub& hub) {
+        if (c.watching & watch_read) hub.watch_socket(s, c.fd, watch_read);
     }
 
 private:
