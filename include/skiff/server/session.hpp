@@ -44,6 +44,7 @@
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
+#include "skiff/server/connection_set.hpp"
 #include "skiff/server/hooks.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
