@@ -31,9 +31,16 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy
-#include <random>       // std::random_device for the per-thread prefix
 #include <string>       // new_request_id
 #include <string_view>  // std::string_view
+// The system's random bytes for the per-thread prefix, rather than <random>: that header alone
+// cost every program that includes skiff 0.25 s and 17 MB of compiler memory, for 8 bytes a
+// thread.
+#if defined(__linux__)
+#include <sys/random.h>  // getrandom
+#else
+#include <stdlib.h>  // arc4random_buf (macOS, the BSDs)
+#endif
 
 namespace skiff {
 
@@ -63,15 +70,31 @@ struct id_sequence {
     std::uint64_t count;
 };
 
-inline std::uint64_t random_bits() {
-    std::random_device device;
-    std::uint64_t r = (std::uint64_t{device()} << 32) ^ device();
+// 64 bits from the system's generator, or 0 should it fail (no getrandom in an old kernel).
+#if defined(__linux__)
+inline std::uint64_t system_random_bits() noexcept {
+    std::uint64_t r = 0;
+    return getrandom(&r, sizeof r, 0) == static_cast<ssize_t>(sizeof r) ? r : 0;
+}
+#else
+inline std::uint64_t system_random_bits() noexcept {
+    std::uint64_t r = 0;
+    arc4random_buf(&r, sizeof r);
+    return r;
+}
+#endif
+
+// The system's bits; the clock and the caller's address (one per thread) keep threads apart
+// even where those failed.
+inline std::uint64_t random_bits(const void* salt) {
+    std::uint64_t r = system_random_bits();
+    r ^= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(salt)) * 0x9e3779b97f4a7c15u;
     return r ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 inline void draw_prefix(id_sequence& ids) {
     static constexpr char digits[] = "0123456789abcdef";
-    std::uint64_t r = random_bits();
+    std::uint64_t r = random_bits(&ids);
     for (std::size_t i = 0; i < hex_digits; ++i) ids.prefix[i] = digits[(r >> (60 - 4 * i)) & 0xF];
     ids.prefix[hex_digits] = '-';
 }
