@@ -7208,6 +7208,7 @@ static_assert(is_connection_set<local_set> && is_connection_set<sharded_set>,
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
+
 #include <algorithm>  // std::find, std::remove
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::uint8_t
@@ -7229,12 +7230,19 @@ public:
     }
     std::size_t limit() const noexcept { return limit_; }
     std::size_t used() const noexcept { return used_; }
+    std::size_t full_at() const noexcept { return full_at_; }
 
     // Whether a connection that holds `own` already may hold n more now.
     bool grants(std::size_t n, std::size_t own) const noexcept {
         return used_ == own || (used_ + n <= limit_ && n <= limit_);
     }
     void take(std::size_t n) noexcept { used_ += n; }
+    // grants() and take() together: false, and nothing taken, when it does not.
+    bool try_take(std::size_t n, std::size_t own) noexcept {
+        if (!grants(n, own)) return false;
+        take(n);
+        return true;
+    }
     void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
 
     // No new request is read while it is full: used up, though never by nothing (a budget of
@@ -7258,6 +7266,23 @@ public:
         Conn* c = waiting_.front();
         waiting_.erase(waiting_.begin());
         return c;
+    }
+
+    // Memory came back: waiting connections go on, in the order they began to wait, while the
+    // budget has room. One waiting for a grant for its body (it has bytes in) ends the round:
+    // it takes what it needs, and the next return wakes the next, so a freed budget is not
+    // stampeded. Those before it only wait to read a request, which needs no grant. One that
+    // is watched for reading already (its parked output drained, so it waits for a request
+    // again) is only dropped from the line: waking it would wake nobody. wake(c) re-arms c for
+    // reading; under shared, c is another thread's after it.
+    template <class Wake>
+    void wake_waiters(Wake&& wake) {
+        while (Conn* c = next_to_wake()) {
+            if (c->watching & watch_read) continue;
+            bool wants_body = !c->in.empty();
+            wake(*c);
+            if (wants_body) break;
+        }
     }
 
     // A waiting connection that closed (its deadline, or the client went) leaves the line.
@@ -7287,7 +7312,7 @@ public:
     void set_limit(std::size_t limit) {
         std::lock_guard<std::mutex> g(lock_);
         line_.set_limit(limit);
-        full_at_.store(limit != 0 ? limit : 1, std::memory_order_relaxed);
+        full_at_.store(line_.full_at(), std::memory_order_relaxed);
     }
 
     bool full() const noexcept { return used_.load(std::memory_order_relaxed) >= full_at_.load(std::memory_order_relaxed); }
@@ -7295,27 +7320,27 @@ public:
     // A connection that holds `own` takes n more, if the budget grants it.
     bool try_take(std::size_t n, std::size_t own) {
         std::lock_guard<std::mutex> g(lock_);
-        if (!line_.grants(n, own)) return false;
-        change([&] { line_.take(n); });
-        return true;
+        bool granted = line_.try_take(n, own);
+        publish();
+        return granted;
     }
     void take(std::size_t n) {
         std::lock_guard<std::mutex> g(lock_);
-        change([&] { line_.take(n); });
+        line_.take(n);
+        publish();
     }
 
-    // n came back: connections in line go on as memory_budget's order says (session.hpp,
-    // give_back). rearm(c) hands c to the poller: after it, c is another thread's.
+    // n came back: connections in line go on in memory_budget's order (wake_waiters).
+    // rearm(c) hands c to the poller: after it, c is another thread's.
     template <class Rearm>
     void give(std::size_t n, Rearm&& rearm) {
         std::lock_guard<std::mutex> g(lock_);
-        change([&] { line_.give(n); });
-        while (Conn* c = line_.next_to_wake()) {
-            bool wants_body = c->memory == memory_wait::to_grow;
-            c->memory = memory_wait::none;
-            rearm(*c);
-            if (wants_body) break;
-        }
+        line_.give(n);
+        publish();
+        line_.wake_waiters([&](Conn& c) {
+            c.memory = memory_wait::none;
+            rearm(c);
+        });
     }
 
     // The owner, when the event that refused c is done: true when c is now in line (disarmed);
@@ -7343,11 +7368,8 @@ public:
     }
 
 private:
-    template <class Change>
-    void change(Change&& f) {
-        f();
-        used_.store(line_.used(), std::memory_order_relaxed);
-    }
+    // The count's copy for full(), after every change (under the lock).
+    void publish() noexcept { used_.store(line_.used(), std::memory_order_relaxed); }
 
     std::mutex lock_;
     memory_budget<Conn> line_;  // the count and the line, as one loop keeps them; under lock_
@@ -7482,8 +7504,8 @@ public:
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
     void event_done(conn& c) {
         if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
-            if (budget_.park(c)) return;
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            if (!budget_.park(c)) rearm_reading(c);
+            return;
         }
         rearm(c);
     }
@@ -7493,10 +7515,7 @@ public:
     shared_budget<conn>& budget() noexcept { return budget_; }
     // Memory came back: the connections it lets go on are read again.
     void give_back(std::size_t n) {
-        budget_.give(n, [this](conn& c) {
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
-            rearm(c);
-        });
+        budget_.give(n, [this](conn& c) { rearm_reading(c); });
     }
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
@@ -7586,10 +7605,13 @@ private:
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
         if (!hit || c.expired.exchange(true)) return;
         ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
-        if (budget_.take_out(c)) {  // parked, so disarmed: the shutdown alone would wake nobody
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
-            rearm(c);
-        }
+        if (budget_.take_out(c)) rearm_reading(c);  // parked, so disarmed: the shutdown alone would wake nobody
+    }
+
+    // Out of the budget's line (or never put in): watched for reading again.
+    void rearm_reading(conn& c) noexcept {
+        c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+        rearm(c);
     }
 
     void rearm(conn& c) noexcept {
@@ -8481,13 +8503,8 @@ private:
 
     // A connection holding `own` takes n more, if the budget grants it.
     bool take_budget(std::size_t n, std::size_t own) {
-        if constexpr (set_keeps_budget) {
-            return set_.budget().try_take(n, own);
-        } else {
-            if (!budget_.grants(n, own)) return false;
-            budget_.take(n);
-            return true;
-        }
+        if constexpr (set_keeps_budget) return set_.budget().try_take(n, own);
+        else return budget_.try_take(n, own);
     }
     // Parked output: taken whatever the budget holds (the answer exists already).
     void take_budget(std::size_t n) {
@@ -8502,22 +8519,14 @@ private:
     }
 
     // Memory came back (a body's buffer, parked output): waiting connections read again, in
-    // the order they began to wait, while the budget has room. One waiting for a grant for its
-    // body ends the round: it takes what it needs, and the next return wakes the next, so a
-    // freed budget is not stampeded. Those before it only wait to read a request, which
-    // needs no grant (if their answers fill the budget again, the rest wait again). One that
-    // is watched for reading already (its parked output drained, so it waits for a request
-    // again) is only dropped from the line: waking it would wake nobody.
+    // the line's order (memory_budget::wake_waiters); if their answers fill the budget again,
+    // the rest wait again.
     SKIFF_NOINLINE void give_back(std::size_t n) {
         if constexpr (set_keeps_budget) {
             set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
         } else {
             budget_.give(n);
-            while (conn* w = budget_.next_to_wake()) {
-                if (w->watching & watch_read) continue;  // read again since, for another reason
-                set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
-                if (!w->in.empty()) break;
-            }
+            budget_.wake_waiters([this](conn& w) { set_.watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
         }
     }
 

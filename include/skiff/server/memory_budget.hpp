@@ -22,6 +22,8 @@
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 
+#include "skiff/poller/poll_event.hpp"
+
 #include <algorithm>  // std::find, std::remove
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::uint8_t
@@ -43,12 +45,19 @@ public:
     }
     std::size_t limit() const noexcept { return limit_; }
     std::size_t used() const noexcept { return used_; }
+    std::size_t full_at() const noexcept { return full_at_; }
 
     // Whether a connection that holds `own` already may hold n more now.
     bool grants(std::size_t n, std::size_t own) const noexcept {
         return used_ == own || (used_ + n <= limit_ && n <= limit_);
     }
     void take(std::size_t n) noexcept { used_ += n; }
+    // grants() and take() together: false, and nothing taken, when it does not.
+    bool try_take(std::size_t n, std::size_t own) noexcept {
+        if (!grants(n, own)) return false;
+        take(n);
+        return true;
+    }
     void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
 
     // No new request is read while it is full: used up, though never by nothing (a budget of
@@ -72,6 +81,23 @@ public:
         Conn* c = waiting_.front();
         waiting_.erase(waiting_.begin());
         return c;
+    }
+
+    // Memory came back: waiting connections go on, in the order they began to wait, while the
+    // budget has room. One waiting for a grant for its body (it has bytes in) ends the round:
+    // it takes what it needs, and the next return wakes the next, so a freed budget is not
+    // stampeded. Those before it only wait to read a request, which needs no grant. One that
+    // is watched for reading already (its parked output drained, so it waits for a request
+    // again) is only dropped from the line: waking it would wake nobody. wake(c) re-arms c for
+    // reading; under shared, c is another thread's after it.
+    template <class Wake>
+    void wake_waiters(Wake&& wake) {
+        while (Conn* c = next_to_wake()) {
+            if (c->watching & watch_read) continue;
+            bool wants_body = !c->in.empty();
+            wake(*c);
+            if (wants_body) break;
+        }
     }
 
     // A waiting connection that closed (its deadline, or the client went) leaves the line.

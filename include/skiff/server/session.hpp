@@ -337,13 +337,8 @@ private:
 
     // A connection holding `own` takes n more, if the budget grants it.
     bool take_budget(std::size_t n, std::size_t own) {
-        if constexpr (set_keeps_budget) {
-            return set_.budget().try_take(n, own);
-        } else {
-            if (!budget_.grants(n, own)) return false;
-            budget_.take(n);
-            return true;
-        }
+        if constexpr (set_keeps_budget) return set_.budget().try_take(n, own);
+        else return budget_.try_take(n, own);
     }
     // Parked output: taken whatever the budget holds (the answer exists already).
     void take_budget(std::size_t n) {
@@ -358,22 +353,14 @@ private:
     }
 
     // Memory came back (a body's buffer, parked output): waiting connections read again, in
-    // the order they began to wait, while the budget has room. One waiting for a grant for its
-    // body ends the round: it takes what it needs, and the next return wakes the next, so a
-    // freed budget is not stampeded. Those before it only wait to read a request, which
-    // needs no grant (if their answers fill the budget again, the rest wait again). One that
-    // is watched for reading already (its parked output drained, so it waits for a request
-    // again) is only dropped from the line: waking it would wake nobody.
+    // the line's order (memory_budget::wake_waiters); if their answers fill the budget again,
+    // the rest wait again.
     SKIFF_NOINLINE void give_back(std::size_t n) {
         if constexpr (set_keeps_budget) {
             set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
         } else {
             budget_.give(n);
-            while (conn* w = budget_.next_to_wake()) {
-                if (w->watching & watch_read) continue;  // read again since, for another reason
-                set_.watch(*w, static_cast<std::uint8_t>(w->watching | watch_read));
-                if (!w->in.empty()) break;
-            }
+            budget_.wake_waiters([this](conn& w) { set_.watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
         }
     }
 

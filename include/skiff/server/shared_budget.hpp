@@ -34,7 +34,7 @@ public:
     void set_limit(std::size_t limit) {
         std::lock_guard<std::mutex> g(lock_);
         line_.set_limit(limit);
-        full_at_.store(limit != 0 ? limit : 1, std::memory_order_relaxed);
+        full_at_.store(line_.full_at(), std::memory_order_relaxed);
     }
 
     bool full() const noexcept { return used_.load(std::memory_order_relaxed) >= full_at_.load(std::memory_order_relaxed); }
@@ -42,27 +42,27 @@ public:
     // A connection that holds `own` takes n more, if the budget grants it.
     bool try_take(std::size_t n, std::size_t own) {
         std::lock_guard<std::mutex> g(lock_);
-        if (!line_.grants(n, own)) return false;
-        change([&] { line_.take(n); });
-        return true;
+        bool granted = line_.try_take(n, own);
+        publish();
+        return granted;
     }
     void take(std::size_t n) {
         std::lock_guard<std::mutex> g(lock_);
-        change([&] { line_.take(n); });
+        line_.take(n);
+        publish();
     }
 
-    // n came back: connections in line go on as memory_budget's order says (session.hpp,
-    // give_back). rearm(c) hands c to the poller: after it, c is another thread's.
+    // n came back: connections in line go on in memory_budget's order (wake_waiters).
+    // rearm(c) hands c to the poller: after it, c is another thread's.
     template <class Rearm>
     void give(std::size_t n, Rearm&& rearm) {
         std::lock_guard<std::mutex> g(lock_);
-        change([&] { line_.give(n); });
-        while (Conn* c = line_.next_to_wake()) {
-            bool wants_body = c->memory == memory_wait::to_grow;
-            c->memory = memory_wait::none;
-            rearm(*c);
-            if (wants_body) break;
-        }
+        line_.give(n);
+        publish();
+        line_.wake_waiters([&](Conn& c) {
+            c.memory = memory_wait::none;
+            rearm(c);
+        });
     }
 
     // The owner, when the event that refused c is done: true when c is now in line (disarmed);
@@ -90,11 +90,8 @@ public:
     }
 
 private:
-    template <class Change>
-    void change(Change&& f) {
-        f();
-        used_.store(line_.used(), std::memory_order_relaxed);
-    }
+    // The count's copy for full(), after every change (under the lock).
+    void publish() noexcept { used_.store(line_.used(), std::memory_order_relaxed); }
 
     std::mutex lock_;
     memory_budget<Conn> line_;  // the count and the line, as one loop keeps them; under lock_

@@ -152,8 +152,8 @@ public:
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
     void event_done(conn& c) {
         if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
-            if (budget_.park(c)) return;
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+            if (!budget_.park(c)) rearm_reading(c);
+            return;
         }
         rearm(c);
     }
@@ -163,10 +163,7 @@ public:
     shared_budget<conn>& budget() noexcept { return budget_; }
     // Memory came back: the connections it lets go on are read again.
     void give_back(std::size_t n) {
-        budget_.give(n, [this](conn& c) {
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
-            rearm(c);
-        });
+        budget_.give(n, [this](conn& c) { rearm_reading(c); });
     }
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
@@ -256,10 +253,13 @@ private:
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
         if (!hit || c.expired.exchange(true)) return;
         ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
-        if (budget_.take_out(c)) {  // parked, so disarmed: the shutdown alone would wake nobody
-            c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
-            rearm(c);
-        }
+        if (budget_.take_out(c)) rearm_reading(c);  // parked, so disarmed: the shutdown alone would wake nobody
+    }
+
+    // Out of the budget's line (or never put in): watched for reading again.
+    void rearm_reading(conn& c) noexcept {
+        c.watching = static_cast<std::uint8_t>(c.watching | watch_read);
+        rearm(c);
     }
 
     void rearm(conn& c) noexcept {
