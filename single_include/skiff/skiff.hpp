@@ -9799,8 +9799,8 @@ public:
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            if (find_held(&s) == nullptr) {
-                held_.push_back(s.shared_from_this());
+            if (held_.find(&s) == held_.end()) {
+                held_.emplace(&s, held_answer{s.shared_from_this(), held_live});
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
@@ -9923,19 +9923,16 @@ private:
     void retire_held(const deferred_state* s) {
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
-        auto it = std::find_if(held_.begin(), held_.end(), [&](auto& w) { return w.get() == s; });
-        if (it == held_.end()) return;
-        retired_held_.push_back({std::move(*it), monotonic_ms()});
-        held_.erase(it);
+        auto it = held_.find(s);
+        if (it == held_.end() || it->second.retired_at != held_live) return;
+        it->second.retired_at = monotonic_ms();
+        retired_held_.push_back({s, it->second.retired_at});
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
     std::shared_ptr<deferred_state> find_held(const void* data) const {
-        for (auto& w : held_)
-            if (w.get() == data) return w;
-        for (auto& w : retired_held_)
-            if (w.first.get() == data) return w.first;
-        return nullptr;
+        auto it = held_.find(data);
+        return it == held_.end() ? nullptr : it->second.state;
     }
 
     void free_retired(std::int64_t now_ms) {
@@ -9943,9 +9940,10 @@ private:
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        auto old_held = [&](const auto& w) { return now_ms - w.second >= 1000; };
-        retired_held_.erase(std::remove_if(retired_held_.begin(), retired_held_.end(), old_held),
-                               retired_held_.end());
+        auto young = std::find_if(retired_held_.begin(), retired_held_.end(),
+                                  [&](const auto& r) { return now_ms - r.second < 1000; });  // oldest first
+        for (auto r = retired_held_.begin(); r != young; ++r) held_.erase(r->first);
+        retired_held_.erase(retired_held_.begin(), young);
         std::size_t left = retired_.size() + retired_held_.size();
         std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
         retired_count_.store(left, std::memory_order_relaxed);
@@ -9973,8 +9971,16 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    std::vector<std::shared_ptr<deferred_state>> held_;  // shared: answers whose connection's socket it watches
-    std::vector<std::pair<std::shared_ptr<deferred_state>, std::int64_t>> retired_held_;  // and when retired
+    // shared: the answers whose connection's socket the hub watches, by the address the poller
+    // reports, so that claims() is one lookup however many requests wait (a scan of a vector
+    // cost every event on any connection a pass over all of them).
+    struct held_answer {
+        std::shared_ptr<deferred_state> state;
+        std::int64_t retired_at;  // held_live while the watch lasts
+    };
+    static constexpr std::int64_t held_live = -1;
+    std::unordered_map<const void*, held_answer> held_;
+    std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
     std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
 };

@@ -5,6 +5,11 @@
         thread, never by sleeping on the loop), the wall time until every one is answered,
         and the latency of `GET /` on another connection meanwhile, against the same probe
         with nothing else running (its p99 both ways).
+  held  examples/deferred under POLICY=shared: the keep-alive throughput of `GET /` (wrk, 32
+        connections) alone, and while H other connections each wait on a `GET /slow/600000`
+        (the hub watches each one's socket), alternating, ROUNDS of each; the median of each
+        and their ratio. Every event asks the hub whether it is one of the held sockets, so
+        this shows what that question costs as they grow.
   sse   examples/sse: S subscribers of `/events` (one producer publishes `data: N` every
         100 ms to all), each checked to receive every event of the window with no gap, while
         `GET /` is probed as above; and the server's RSS before and after they join.
@@ -17,6 +22,7 @@ so that what delays it is the server, not the Python clients it shares its core 
 
     tools/bench/answer_later.py --build build/release       # both, default sizes (slow: 10 bursts)
     tools/bench/answer_later.py --only sse --subscribers 1000 --seconds 5
+    tools/bench/answer_later.py --only held --held 5000 --rounds 5 --seconds 3
 """
 import argparse
 import asyncio
@@ -175,12 +181,47 @@ async def sse(port, pid, count, seconds):
               count, seconds, gapless, events, events / seconds, p99(alone), p99(during), before, joined))
 
 
-def start(binary, port, cpu):
+def wrk_rate(port, seconds):
+    out = subprocess.run(["wrk", "-t1", "-c32", "-d%ds" % max(1, round(seconds)), "http://127.0.0.1:%d/" % port],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("Requests/sec:"):
+            return float(line.split()[1])
+    raise RuntimeError("wrk printed no rate:\n" + out)
+
+
+def held(binary, cpu, count, seconds, rounds):
+    """A fresh server for each measurement, alone and with `count` waiting in turn: closing
+    thousands of waiting connections between measurements would leave its own wake behind."""
+    alone, during = [], []
+    for _ in range(rounds):
+        for samples, waiting_count in ((alone, 0), (during, count)):
+            port = free_port()
+            proc = start(binary, port, cpu, {"POLICY": "shared"})
+            try:
+                waiting = []
+                for _ in range(waiting_count):
+                    s = socket.create_connection(("127.0.0.1", port))
+                    s.sendall(b"GET /slow/600000 HTTP/1.1\r\nHost: b\r\n\r\n")
+                    waiting.append(s)
+                time.sleep(1.0)  # every one read and held
+                samples.append(wrk_rate(port, seconds))
+            finally:
+                proc.kill()
+                proc.wait()
+                for s in waiting:
+                    s.close()
+    a, d = statistics.median(alone), statistics.median(during)
+    print("held: GET / %.0f req/s alone (%.0f-%.0f), %.0f req/s while %d requests wait (%.0f-%.0f): %.2fx" % (
+        a, min(alone), max(alone), d, count, min(during), max(during), d / a))
+
+
+def start(binary, port, cpu, env=None):
     def more_fds():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (16384, 16384))
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
-    proc = subprocess.Popen([binary], env=dict(os.environ, PORT=str(port)), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([binary], env=dict(os.environ, PORT=str(port), **(env or {})), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, preexec_fn=more_fds)
     if not wait_listening(port, proc, timeout=10.0):
         raise RuntimeError("%s did not start" % binary)
@@ -190,23 +231,28 @@ def start(binary, port, cpu):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="a build with the examples")
-    ap.add_argument("--only", choices=["slow", "sse"])
+    ap.add_argument("--only", choices=["slow", "held", "sse"])
     ap.add_argument("--concurrent", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=10, help="slow: bursts whose probe samples are pooled")
+    ap.add_argument("--held", type=int, default=5000, help="held: requests waiting meanwhile")
     ap.add_argument("--subscribers", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--server-cpu", type=int, default=0, help="-1: not pinned")
     ap.add_argument("--load-cpu", type=int, default=1, help="-1: not pinned")
     a = ap.parse_args()
-    resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (16384, 16384))
     if a.load_cpu >= 0:
         os.sched_setaffinity(0, {a.load_cpu})  # the probe's process inherits it
-    for name in ("slow", "sse"):
+    for name in ("slow", "held", "sse"):
         if a.only and a.only != name:
             continue
-        binary = os.path.join(a.build, "examples", "deferred" if name == "slow" else "sse")
+        binary = os.path.join(a.build, "examples", "sse" if name == "sse" else "deferred")
+        server_cpu = a.server_cpu if a.server_cpu >= 0 else None
+        if name == "held":
+            held(binary, server_cpu, a.held, a.seconds, a.rounds)
+            continue
         port = free_port()
-        proc = start(binary, port, a.server_cpu if a.server_cpu >= 0 else None)
+        proc = start(binary, port, server_cpu)
         try:
             if name == "slow":
                 asyncio.run(slow(port, a.concurrent, a.rounds))
