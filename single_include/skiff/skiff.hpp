@@ -9799,8 +9799,9 @@ public:
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            if (held_.find(&s) == held_.end()) {
-                held_.emplace(&s, held_answer{s.shared_from_this(), held_live});
+            auto [it, added] = held_.try_emplace(&s);  // one lookup: called again on every re-arm
+            if (added) {
+                it->second.state = s.shared_from_this();
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
@@ -9924,9 +9925,9 @@ private:
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
         auto it = held_.find(s);
-        if (it == held_.end() || it->second.retired_at != held_live) return;
-        it->second.retired_at = monotonic_ms();
-        retired_held_.push_back({s, it->second.retired_at});
+        if (it == held_.end() || it->second.watch == held_watch::retired) return;
+        it->second.watch = held_watch::retired;
+        retired_held_.push_back({s, monotonic_ms()});
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
@@ -9974,13 +9975,13 @@ private:
     // shared: the answers whose connection's socket the hub watches, by the address the poller
     // reports, so that claims() is one lookup however many requests wait (a scan of a vector
     // cost every event on any connection a pass over all of them).
+    enum class held_watch : std::uint8_t { watched, retired };
     struct held_answer {
         std::shared_ptr<deferred_state> state;
-        std::int64_t retired_at;  // held_live while the watch lasts
+        held_watch watch = held_watch::watched;
     };
-    static constexpr std::int64_t held_live = -1;
     std::unordered_map<const void*, held_answer> held_;
-    std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries, oldest first
+    std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
     std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
 };

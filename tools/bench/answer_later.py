@@ -233,7 +233,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"), help="a build with the examples")
     ap.add_argument("--only", choices=["slow", "held", "sse"])
     ap.add_argument("--concurrent", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=10, help="slow: bursts whose probe samples are pooled")
+    ap.add_argument("--rounds", type=int, default=10, help="slow: bursts whose probe samples are pooled; held: measurements each way")
     ap.add_argument("--held", type=int, default=5000, help="held: requests waiting meanwhile")
     ap.add_argument("--subscribers", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=4.0)
