@@ -1,18 +1,47 @@
 #!/usr/bin/env bash
-# The test command (README "Two commands"): on a fresh Debian 12 machine it installs what is
-# missing, then builds and runs every test configuration:
-#   debug (g++), asan-ubsan (g++), single-header (g++), clang (clang++, fuzz replay + smoke),
-#   tsan (clang++), kqueue-shim (g++), system (real proxies and clients: tests/system/), then
-#   the compiler matrix (tools/compiler_matrix.sh: g++ 11 and 12, clang++ 14 and 16, C++17
-#   and C++20, warning-free).
-# Usage: tools/test.sh [preset ...]   (default: all of the above; "matrix" names the matrix step;
-#   "quick" is a preset of about a minute)   Env: FUZZ_SECONDS (default 60).
+# The test command (README "Two commands"). On a fresh Debian 12 machine it installs what the
+# chosen tier uses and nothing more, then builds and runs it.
+#
+#   tools/test.sh          the full run, what CI runs: every preset below, then the compiler matrix
+#   tools/test.sh quick    the everyday tier: the asan-ubsan preset alone (the doctest suites, the
+#                          examples run from outside, the headers-alone, code-shape, include-direction
+#                          and amalgamation checks, all under ASan + UBSan with g++)
+#   tools/test.sh NAME...  the named presets (CMakePresets.json) and/or "matrix"
+#
+# The full run's presets: asan-ubsan (as quick), debug (g++: consumer projects, documentation
+# snippets, benchmark tools, symbol checks), single-header (g++ -O2 against single_include/),
+# clang (clang++: suites, fuzz replay and a bounded libFuzzer run), tsan (clang++), kqueue-shim
+# (g++ over the Linux kqueue shim), system (real nginx, HAProxy, curl, ab, wrk and Chromium),
+# then the compiler matrix (tools/compiler_matrix.sh: g++ 11 and 12, clang++ 14 and 16, C++17
+# and C++20, warning-free). ccache is used where installed (not installed by this script).
+# Env: FUZZ_SECONDS (default 60), the libFuzzer run of the clang preset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev llvm-14 doctest-dev libsqlite3-dev python3 curl git pkg-config
-          g++-11 g++-12 clang-14 clang-16
-          nginx-light haproxy apache2-utils wrk chromium)  # the last five: the system preset
+# What each step needs beyond the base (Debian 12 package names).
+base=(cmake ninja-build g++ doctest-dev python3 libsqlite3-dev)
+declare -A needs=(
+  [asan-ubsan]=""
+  [debug]="git pkg-config"
+  [single-header]=""
+  [release]=""
+  [clang]="clang libclang-rt-14-dev"
+  [tsan]="clang libclang-rt-14-dev llvm-14"
+  [kqueue-shim]=""
+  [system]="nginx-light haproxy apache2-utils wrk curl chromium"
+  [matrix]="g++-11 g++-12 clang-14 clang-16"
+)
+
+steps=("$@")
+((${#steps[@]})) || steps=(asan-ubsan debug single-header clang tsan kqueue-shim system matrix)
+[[ ${steps[*]} == quick ]] && steps=(asan-ubsan)
+
+packages=("${base[@]}")
+for step in "${steps[@]}"; do
+  [[ -v "needs[$step]" ]] || { echo "tools/test.sh: unknown step '$step' (a preset, matrix or quick)" >&2; exit 2; }
+  read -r -a extra <<<"${needs[$step]}"
+  packages+=("${extra[@]}")
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -24,22 +53,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-presets=("$@")
-((${#presets[@]})) || presets=(debug asan-ubsan single-header clang tsan kqueue-shim system matrix)
 jobs=$(nproc)
-for preset in "${presets[@]}"; do
-  echo "== $preset"
-  if [[ $preset == matrix ]]; then
+start=$SECONDS
+for step in "${steps[@]}"; do
+  echo "== $step ($((SECONDS - start)) s so far)"
+  if [[ $step == matrix ]]; then
     tools/compiler_matrix.sh
     continue
   fi
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$jobs"
-  ctest --preset "$preset"
+  cmake --preset "$step" >/dev/null
+  cmake --build --preset "$step" -j "$jobs"
+  ctest --preset "$step"
+  # A bounded fuzz run on top of the replayed seeds (the clang preset builds the fuzzers).
+  if [[ $step == clang ]]; then
+    build/clang/tests/fuzz/run_fuzz_smoke.sh "${FUZZ_SECONDS:-60}"
+  fi
 done
-
-# A bounded fuzz run on top of the replayed seeds (the clang preset builds the fuzzers).
-if [[ " ${presets[*]} " == *" clang "* && -x build/clang/tests/fuzz/run_fuzz_smoke.sh ]]; then
-  build/clang/tests/fuzz/run_fuzz_smoke.sh "${FUZZ_SECONDS:-60}"
-fi
-echo "== all tests passed"
+echo "== all tests passed: ${steps[*]} in $((SECONDS - start)) s"

@@ -102,3 +102,28 @@ TEST_CASE_TEMPLATE("response fields: injection is refused, framing stays skiff's
         CHECK(c.closed());
     }
 }
+
+// From the router unit tests: the one case there that needs the event loop.
+TEST_CASE("router: end to end, HEAD and 405 through the event loop") {
+    skiff_test::running_server<> srv([](skiff::server& app) {
+        app.get("/users/:id", [](skiff::request& req, skiff::response& res) { res.text(req.param("id")); });
+        app.route("PURGE", "/users/:id", [](skiff::request&, skiff::response& res) { res.end(); });
+    });
+    skiff_test::client c(srv.port());
+    c.send("HEAD /users/a%20b HTTP/1.1\r\nHost: x\r\n\r\n"
+           "DELETE /users/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+           "GET /users/a%20b HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string all = c.read_until([](const std::string& s) { return s.find("\r\n\r\na b") != std::string::npos; });
+    // The HEAD response has Content-Length 3 and no body, so the next status line follows
+    // its blank line at once.
+    auto head_end = all.find("\r\n\r\n");
+    REQUIRE(head_end != std::string::npos);
+    CHECK(all.substr(0, 15) == "HTTP/1.1 200 OK");
+    CHECK(all.find("Content-Length: 3\r\n") < head_end);
+    CHECK(all.substr(head_end + 4, 12) == "HTTP/1.1 405");
+    auto rest = skiff_test::parse_responses(all.substr(head_end + 4));
+    REQUIRE(rest.size() == 2);
+    CHECK(rest[0].header("Allow") == "GET, HEAD, OPTIONS, PURGE");
+    CHECK(rest[1].status == 200);
+    CHECK(rest[1].body == "a b");
+}

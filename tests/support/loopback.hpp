@@ -5,6 +5,8 @@
 
 #include <skiff/skiff.hpp>
 
+#include "support/responses.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -22,7 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <regex>
+#include <ostream>  // doctest prints a failed std::error_code with it
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -32,6 +34,16 @@
 // Every end-to-end test runs under each threading policy:
 //   TEST_CASE_TEMPLATE("...", Policy, SKIFF_TEST_POLICIES) { running_server<Policy> srv(...); }
 #define SKIFF_TEST_POLICIES skiff::single, skiff::sharded, skiff::shared
+
+// The suites instantiate the server once per policy, in support/servers.cpp, rather than in
+// each of their files: that halves each file's compile time (unoptimised builds; an optimising
+// compiler still instantiates what it may inline). A program that includes this header without
+// linking that file (a fuzz target) instantiates them itself, as any user does.
+#ifdef SKIFF_TEST_SERVERS_COMPILED
+extern template class skiff::basic_server<skiff::single>;
+extern template class skiff::basic_server<skiff::sharded>;
+extern template class skiff::basic_server<skiff::shared>;
+#endif
 
 namespace skiff_test {
 
@@ -208,49 +220,6 @@ inline long raise_fd_limit(long want) {
         ::getrlimit(RLIMIT_NOFILE, &r);
     }
     return static_cast<long>(r.rlim_cur);
-}
-
-// One response cut from a byte stream.
-struct response {
-    int status = 0;
-    std::string head;  // status line and fields, Date value masked
-    std::string body;
-    std::string header(const std::string& name) const {
-        std::string lower_head = head;
-        for (auto& ch : lower_head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        std::string key = "\r\n" + name + ": ";
-        for (auto& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        auto at = lower_head.find(key);
-        if (at == std::string::npos) return {};
-        auto start = at + key.size();
-        return head.substr(start, head.find("\r\n", start) - start);
-    }
-};
-
-inline std::string mask_date(std::string s) {
-    static const std::regex date("Date: [A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT");
-    return std::regex_replace(s, date, "Date: <date>");
-}
-
-// Splits a stream of responses framed by Content-Length (or none: 1xx, 204, 304, HEAD when
-// head_only). Stops at the first incomplete one.
-inline std::vector<response> parse_responses(const std::string& stream, bool head_only = false) {
-    std::vector<response> out;
-    std::size_t off = 0;
-    while (off < stream.size()) {
-        auto end = stream.find("\r\n\r\n", off);
-        if (end == std::string::npos) break;
-        response r;
-        r.head = mask_date(stream.substr(off, end + 2 - off));
-        r.status = std::stoi(stream.substr(off + 9, 3));
-        std::string cl = r.header("Content-Length");
-        std::size_t len = (cl.empty() || head_only) ? 0 : std::stoul(cl);
-        if (end + 4 + len > stream.size()) break;
-        r.body = stream.substr(end + 4, len);
-        off = end + 4 + len;
-        out.push_back(std::move(r));
-    }
-    return out;
 }
 
 // Reads until n complete responses arrived (or the deadline).

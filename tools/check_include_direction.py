@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Includes run only downward: a part of include/skiff/ includes only parts of a lower layer.
+
+  python3 tools/check_include_direction.py [--root DIR]   (DIR holds skiff/; default include/)
+
+What it checks: every `#include "skiff/<part>/..."` in a header of part P names a part whose
+layer (LAYERS below) is lower than P's, or P itself. A header at the top (skiff/skiff.hpp and
+the other files directly under skiff/) may include anything. Exit 1 lists each upward arrow as
+`path:line: <part> includes <part> (layer a <= b)`.
+What it does not: forward declarations (a name, not an include), the standard library, or the
+order of includes within a file.
+Known upward arrows are listed in KNOWN with the issue that removes them; an arrow listed there
+that no longer exists fails too, so the list only shrinks.
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Lower numbers are nearer the system. Parts of one layer do not include each other.
+LAYERS = {
+    "detail": 0,       # pure helpers: character tables, buffers, descriptors
+    "platform": 1,     # the operating system: sockets, listeners, threads
+    "poller": 1,       # epoll and kqueue behind one interface
+    "http": 1,         # messages: parser, request, response
+    "router": 2,       # the trie and route table
+    "server": 3,       # the engine, the policies and basic_server (issue 29 splits these)
+    "files": 4,        # features beside the engine
+    "async": 4,
+    "middleware": 4,
+    "testing": 5,      # the test client drives a whole server
+}
+
+# (file under the root, included part): why it is tolerated, and what removes it.
+KNOWN = {
+    ("skiff/detail/file_body.hpp", "platform"): "sendfile wrapper; issue 29 moves file bodies to files/",
+    ("skiff/server/runners.hpp", "async"): "the hub of deferred answers; issue 29 puts it behind the door",
+    ("skiff/server/server.hpp", "files"): "basic_server::serve_dir; issue 29 splits app/ from the engine",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"skiff/([a-z_]+)/')
+
+
+def arrows(root):
+    for path in sorted((root / "skiff").rglob("*.hpp")):
+        rel = path.relative_to(root).as_posix()
+        parts = rel.split("/")
+        if len(parts) < 3:
+            continue  # the umbrella and top-level headers may include any part
+        part = parts[1]
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1) != part:
+                yield rel, number, part, m.group(1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=pathlib.Path, default=ROOT / "include")
+    args = ap.parse_args()
+    problems, seen = [], set()
+    for rel, number, part, target in arrows(args.root):
+        if part not in LAYERS or target not in LAYERS:
+            problems.append(f"{rel}:{number}: part '{part if part not in LAYERS else target}' has no layer in LAYERS")
+            continue
+        if LAYERS[target] < LAYERS[part]:
+            continue
+        if (rel, target) in KNOWN:
+            seen.add((rel, target))
+            continue
+        problems.append(f"{rel}:{number}: {part} includes {target} (layer {LAYERS[part]} <= {LAYERS[target]})")
+    for rel, target in sorted(set(KNOWN) - seen):
+        problems.append(f"{rel}: no longer includes {target}: remove it from KNOWN")
+    for p in problems:
+        print(p)
+    print(f"include direction: {len(problems)} problem(s), {len(seen)} known upward arrow(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
