@@ -40,6 +40,7 @@
 #include <string_view>   // std::string_view patterns
 #include <sys/types.h>   // mode_t
 #include <system_error>  // std::error_code
+#include <type_traits>   // std::enable_if_t: use() of a maker
 #include <utility>       // std::move
 #include <vector>        // std::vector of socket files and inherited descriptors
 
@@ -84,6 +85,16 @@ public:
         middleware_.add(std::move(prefix), std::move(m));
         wrap_fallbacks();
         return *this;
+    }
+    // A built-in that needs this server's policy (concurrency_limit(n)): built here with
+    // Policy, so it cannot be built for another (server/middleware.hpp, "a maker").
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(const Maker& make) {
+        return use("", make.template for_policy<Policy>());
+    }
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(std::string prefix, const Maker& make) {
+        return use(std::move(prefix), make.template for_policy<Policy>());
     }
     basic_server& get(std::string_view pattern, handler h) { return route("GET", pattern, std::move(h)); }
     basic_server& head(std::string_view pattern, handler h) { return route("HEAD", pattern, std::move(h)); }
