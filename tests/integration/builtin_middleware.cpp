@@ -211,6 +211,11 @@ TEST_CASE("cors: any origin is *, unless credentials are allowed; echoed request
     CHECK(pre.status == 204);
     CHECK(pre.header("Access-Control-Allow-Headers") == "X-Custom");
     CHECK(pre.header("Access-Control-Max-Age").empty());
+    // RFC 9110 §5.3: one list split over two lines is one field; all of it is echoed.
+    reply split = one_response(srv.port(), preflight("/data", "https://anyone.example",
+                                            "Access-Control-Request-Headers: X-Custom\r\n"
+                                            "Access-Control-Request-Headers: Content-Type, X-Other\r\n"));
+    CHECK(split.header("Access-Control-Allow-Headers") == "X-Custom, Content-Type, X-Other");
 
     any.credentials = skiff::cors_credentials::allowed;
     running_server<skiff::single> cred(cors_app<skiff::single>(any));
