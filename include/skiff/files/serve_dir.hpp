@@ -116,6 +116,26 @@ inline std::string http_date(std::time_t t) {
     return std::string(line.line().substr(6, 29));  // "Date: " ... "\r\n" taken off
 }
 
+// The raw path with each run of '/' made one, as nginx's merge_slashes does: "//docs" is
+// "/docs". A Location built from it starts with exactly one '/' before a segment, so no client
+// can read it as a network-path reference ("//docs/" is the host "docs", RFC 3986 §4.2) and
+// leave the site; '\' (which browsers read as '/') never gets here (raw_path_refused).
+inline std::string merged_slashes(std::string_view raw) {
+    std::string out = "/";
+    for (char c : raw)
+        if (c != '/' || out.back() != '/') out += c;
+    return out;
+}
+
+// As nginx does: the directory's own URL ends in '/', so its page's relative links work. The
+// target is the request's path with its empty segments merged (above), then the query.
+inline void redirect_to_directory(request& req, response& res) {
+    std::string location = merged_slashes(req.path());
+    if (location.back() != '/') location += '/';
+    if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
+    res.status(301).header("Location", location).text("Moved Permanently\n");
+}
+
 class static_dir {
 public:
     static_dir(std::string prefix, const std::string& root, static_options opt)
@@ -123,6 +143,7 @@ public:
 
     void operator()(request& req, response& res) const {
         std::string_view raw = req.path();
+        if (raw.size() < prefix_.size()) return at_bare_prefix(req, res);
         if (raw.substr(0, prefix_.size()) != prefix_) return not_found(res);
         if (raw_path_refused(raw.substr(prefix_.size()))) return refuse(res);
         std::string_view rel = req.param("path");
@@ -132,7 +153,7 @@ public:
         opened_file f;
         if (!open_under(root_, path, f)) return not_found(res);
         if (S_ISDIR(f.st.st_mode)) {
-            if (raw.empty() || raw.back() != '/') return redirect_to_slash(req, res);
+            if (raw.empty() || raw.back() != '/') return redirect_to_directory(req, res);
             path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
             if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
         }
@@ -143,12 +164,13 @@ private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
-    // As nginx does: the directory's own URL ends in '/', so its page's relative links work.
-    static void redirect_to_slash(request& req, response& res) {
-        std::string location = std::string(req.path()) + '/';
-        if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
-        res.status(301).header("Location", location).text("Moved Permanently\n");
+    // The prefix without its slash ("/static", its own route): the root directory's URL
+    // without the '/' its pages' links need, so the same 301 as any directory gets.
+    void at_bare_prefix(request& req, response& res) const {
+        if (root_.empty()) return not_found(res);
+        redirect_to_directory(req, res);
     }
+
 
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
         const mime_type& type = mime_for(path);
@@ -170,8 +192,8 @@ private:
 
     // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
     void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
-        std::string_view accept = req.header("Accept-Encoding");
-        if (accept.empty()) return;
+        if (!req.has_header("Accept-Encoding")) return;
+        field_values accept = req.header_values("Accept-Encoding");  // a list: every line of it
         struct coding {
             std::string_view name, suffix;
         };
@@ -187,7 +209,7 @@ private:
 
     // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.
     static bool not_modified(request& req, const std::string& etag, std::time_t mtime) {
-        if (req.has_header("If-None-Match")) return none_match_hits(req.header("If-None-Match"), etag);
+        if (req.has_header("If-None-Match")) return none_match_hits(req.header_values("If-None-Match"), etag);
         std::optional<std::time_t> since = parse_http_date(req.header("If-Modified-Since"));
         return since && mtime <= *since;
     }

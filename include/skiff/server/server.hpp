@@ -71,11 +71,17 @@ public:
 
     // The files under root at prefix ("/" or "/static"), for GET and HEAD: a `*path` route
     // answered by files/serve_dir.hpp (types, ETag, Range, precompressed siblings, sendfile).
-    // root is resolved now; one that does not exist answers 404 to everything.
+    // root is resolved now; one that does not exist answers 404 to everything. The prefix
+    // without its slash ("/static") is a directory too, so it answers 301 to "/static/", as
+    // "/static/sub" does to "/static/sub/"; a GET route already registered there is kept.
     basic_server& serve_dir(std::string_view prefix, const std::string& root, static_options opt = {}) {
         std::string base(prefix);
         if (base.empty() || base.back() != '/') base += '/';
-        return get(base + "*path", detail::static_dir(base, root, std::move(opt)));
+        detail::static_dir files(base, root, std::move(opt));
+        get(base + "*path", files);
+        std::string bare = base.substr(0, base.size() - 1);
+        if (!bare.empty()) router_.try_add("GET", bare, middleware_.wrap(bare, std::move(files)));
+        return *this;
     }
 
     // Middleware (server/middleware.hpp) for the routes registered after this call: all of
