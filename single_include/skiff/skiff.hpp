@@ -3191,8 +3191,9 @@ struct query_pair {
 };
 
 // The values of every field line with one name, in order: what request::header_values()
-// returns, to read with a range-for. A forward range of views into the request; it allocates
-// nothing and is valid while the request is.
+// returns, to read with a range-for. Views into the request; it allocates nothing and is
+// valid while the request is. (No iterator traits: they need <iterator>, which skiff does
+// not otherwise include.)
 class field_values {
 public:
     class iterator {
@@ -5090,8 +5091,11 @@ private:
 
     // The Range to honour: none when If-Range names another version (a strong tag compared
     // strongly, or a date equal to Last-Modified), so the client gets the whole new file.
+    // Range and If-Range are one value each. Sent on two lines they combine (RFC 9110 §5.3)
+    // into "bytes=0-1, bytes=5-9", no valid range set, or two validators: the whole file, as
+    // for any Range not honoured (a 200 is always allowed).
     static byte_range wanted_range(request& req, const std::string& etag, std::time_t mtime, std::uint64_t size) {
-        if (!req.has_header("Range")) return {};
+        if (!req.has_header("Range") || lines_of(req, "Range") > 1 || lines_of(req, "If-Range") > 1) return {};
         if (req.has_header("If-Range")) {
             std::string_view cond = trim_ows(req.header("If-Range"));
             bool tag = !cond.empty() && (cond[0] == '"' || cond.substr(0, 2) == "W/");
@@ -5100,6 +5104,13 @@ private:
             if (!same) return {};
         }
         return parse_range(req.header("Range"), size);
+    }
+
+    static std::size_t lines_of(const request& req, std::string_view name) noexcept {
+        field_values lines = req.header_values(name);
+        std::size_t n = 0;
+        for (auto at = lines.begin(); at != lines.end(); ++at) ++n;
+        return n;
     }
 
     std::string prefix_;  // the raw path's start, ending in '/'

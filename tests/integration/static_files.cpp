@@ -169,6 +169,10 @@ TEST_CASE_TEMPLATE("a list field split over several lines is read whole", Policy
     auto br = fetch(srv, "/style.css", "Accept-Encoding: gzip;q=0\r\nAccept-Encoding: br\r\n");
     CHECK(br.header("Content-Encoding") == "br");
     CHECK(br.body == "BROTLI");
+    // Range is one value: two lines combine into no valid range set, so the whole file.
+    auto two = fetch(srv, "/digits.txt", "Range: bytes=0-1\r\nRange: bytes=5-9\r\n");
+    CHECK(two.status == 200);
+    CHECK(two.body == "0123456789");
     auto gz = fetch(srv, "/app.js", "Accept-Encoding: identity\r\nAccept-Encoding: gzip\r\n");
     CHECK(gz.header("Content-Encoding") == "gzip");
     CHECK(gz.body == "GZ-JS");
@@ -266,6 +270,26 @@ TEST_CASE_TEMPLATE("the bare prefix of serve_dir redirects to its slash form", P
     CHECK(sub.header("Location") == "/static/docs/");
     CHECK(fetch(srv, "/static", "", "HEAD").status == 301);
     CHECK(fetch(srv, "/statics").status == 404);
+}
+
+// The same three fixes through the test client, byte for byte what a handler test sees.
+TEST_CASE("test client: a merged-slash Location, the bare prefix's 301, a list split over lines") {
+    skiff::testing::test_client client([](skiff::server& app) {
+        app.serve_dir("/site", the_site().root);
+        app.use(skiff::concurrency_limit(1));  // the policy comes from the client's server
+        app.get("/limited", [](skiff::request&, skiff::response& res) { res.text("in"); });
+    });
+    auto moved = client.get("/site//docs?x=1");
+    CHECK(moved.status == 301);
+    CHECK(moved.header("Location") == "/site/docs/?x=1");
+    auto bare = client.get("/site");
+    CHECK(bare.status == 301);
+    CHECK(bare.header("Location") == "/site/");
+    std::string etag(client.get("/site/digits.txt").header("ETag"));
+    client.send("GET /site/digits.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"x\"\r\nIf-None-Match: " + etag +
+                "\r\n\r\n");
+    CHECK(client.next_response().status == 304);
+    CHECK(client.get("/limited").body == "in");
 }
 
 TEST_CASE_TEMPLATE("a precompressed sibling is chosen when accepted, with Vary", Policy, SKIFF_TEST_POLICIES) {

@@ -24,8 +24,9 @@ struct query_pair {
 };
 
 // The values of every field line with one name, in order: what request::header_values()
-// returns, to read with a range-for. A forward range of views into the request; it allocates
-// nothing and is valid while the request is.
+// returns, to read with a range-for. Views into the request; it allocates nothing and is
+// valid while the request is. (No iterator traits: they need <iterator>, which skiff does
+// not otherwise include.)
 class field_values {
 public:
     class iterator {
