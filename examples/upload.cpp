@@ -22,20 +22,19 @@
 // Env: PORT (default 8080), DIR (default ./uploads, created if missing). Ctrl-C stops.
 #include <skiff/skiff.hpp>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <fcntl.h>
+#include <cstdlib>  // mkstemp, strtoull
 #include <filesystem>
-#include <sys/statvfs.h>
-#include <unistd.h>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <sys/statvfs.h>  // statvfs: the free space
+#include <unistd.h>       // write, fsync, close, unlink
 #include <vector>
 
 namespace {
@@ -76,7 +75,8 @@ public:
     }
     // True when every byte is on the disk (fsync), before anyone is told it is stored.
     bool finish() {
-        bool good = ok() && ::fsync(fd_) == 0;
+        if (fd_ < 0) return false;
+        bool good = !failed_ && ::fsync(fd_) == 0;
         good = ::close(fd_) == 0 && good;
         fd_ = -1;
         failed_ = !good;

@@ -171,7 +171,6 @@ private:
         redirect_to_directory(req, res);
     }
 
-
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
         const mime_type& type = mime_for(path);
         if (type.compressible) res.header("Vary", "Accept-Encoding");
@@ -215,10 +214,9 @@ private:
     }
 
     // The Range to honour: none when If-Range names another version (a strong tag compared
-    // strongly, or a date equal to Last-Modified), so the client gets the whole new file.
-    // Range and If-Range are one value each. Sent on two lines they combine (RFC 9110 §5.3)
-    // into "bytes=0-1, bytes=5-9", no valid range set, or two validators: the whole file, as
-    // for any Range not honoured (a 200 is always allowed).
+    // strongly, or a date equal to Last-Modified), so the client gets the whole new file. Range
+    // and If-Range are one value each: on two lines they combine (RFC 9110 §5.3) into no valid
+    // range set ("bytes=0-1, bytes=5-9") or two validators, so none either (a 200 is allowed).
     static byte_range wanted_range(request& req, const std::string& etag, std::time_t mtime, std::uint64_t size) {
         if (!req.has_header("Range") || lines_of(req, "Range") > 1 || lines_of(req, "If-Range") > 1) return {};
         if (req.has_header("If-Range")) {
