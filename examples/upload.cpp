@@ -6,19 +6,35 @@
 //                      [{"name":"field","filename":"a.txt","size":N},...] (application/json),
 //                      plain fields listed with "filename":"" and their size
 //
-// A name (or filename) that is empty, ".", or holds "/", "\", ".." or a NUL is refused 400,
-// so nothing is written outside DIR. A client that goes mid-upload leaves no file behind.
+// A name (or filename) that is empty, starts with ".", or holds "/", "\", ".." or a NUL is
+// refused 400, so nothing is written outside DIR and no upload can name another's temporary
+// file. Each upload writes a file of its own (DIR/.upload-XXXXXX, made with mkstemp: O_EXCL),
+// flushed to disk and renamed over the final name only once the whole body is in: a reader
+// of DIR/name sees the old file or the whole new one, never a part. Two uploads to one name
+// never share a file; the one that finishes last is the one kept (PUT replaces). A client
+// that goes mid-upload removes its own temporary file and nothing else, so a stored file
+// stays stored. A form's files are renamed into place together, after its last part.
+//
+// Limits: MAX_BYTES (default 64 MiB) per upload, a PUT body or a whole form: 413 when the
+// declared length says more, or as soon as a chunked body passes it. DISK_RESERVE (default
+// 64 MiB): an upload starts only if the file system would keep that much free after every
+// upload in progress wrote all it may (its declared length, else MAX_BYTES); else 507.
 // Env: PORT (default 8080), DIR (default ./uploads, created if missing). Ctrl-C stops.
 #include <skiff/skiff.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+#include <cstdlib>  // mkstemp, strtoull
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <sys/statvfs.h>  // statvfs: the free space
+#include <unistd.h>       // write, fsync, close, unlink
 #include <vector>
 
 namespace {
@@ -29,80 +45,148 @@ void on_signal(int) {
 }
 
 bool safe_name(std::string_view name) {
-    return !name.empty() && name != "." && name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos &&
+    return !name.empty() && name.front() != '.' &&
+           name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos &&
            name.find("..") == std::string_view::npos;
 }
 
-// A file being written; removed unless kept.
-class output_file {
+// One upload's own file: DIR/.upload-XXXXXX, created by mkstemp (O_EXCL, so no other upload
+// has it), renamed to its final name by publish() once whole; removed otherwise. Only this
+// object ever removes this name, so an upload that fails takes nothing else with it.
+class staged_file {
 public:
-    explicit output_file(std::string path) : path_(std::move(path)), f_(std::fopen(path_.c_str(), "wb")) {}
-    output_file(const output_file&) = delete;
-    output_file& operator=(const output_file&) = delete;
-    ~output_file() {
-        if (f_) discard();
+    explicit staged_file(const std::string& dir) : temp_(dir + "/.upload-XXXXXX") {
+        fd_ = ::mkstemp(&temp_[0]);
+        if (fd_ < 0) temp_.clear();
     }
-    bool ok() const { return f_ != nullptr && !failed_; }
+    staged_file(const staged_file&) = delete;
+    staged_file& operator=(const staged_file&) = delete;
+    ~staged_file() { discard(); }
+
+    bool ok() const { return fd_ >= 0 && !failed_; }
     void write(std::string_view bytes) {
-        if (f_ && std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) failed_ = true;
         size_ += bytes.size();
+        while (ok() && !bytes.empty()) {
+            ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) failed_ = true;
+            else bytes.remove_prefix(static_cast<std::size_t>(n));
+        }
     }
-    // True when the whole file reached the disk.
-    bool keep() {
-        bool good = ok() && std::fclose(f_) == 0;
-        f_ = nullptr;
-        if (!good) std::remove(path_.c_str());
+    // True when every byte is on the disk (fsync), before anyone is told it is stored.
+    bool finish() {
+        if (fd_ < 0) return false;
+        bool good = !failed_ && ::fsync(fd_) == 0;
+        good = ::close(fd_) == 0 && good;
+        fd_ = -1;
+        failed_ = !good;
         return good;
     }
+    // The finished file under `path`, replacing what was there in one step (rename(2)).
+    bool publish(const std::string& path) {
+        if (fd_ >= 0 || failed_ || temp_.empty() || std::rename(temp_.c_str(), path.c_str()) != 0) return false;
+        temp_.clear();
+        return true;
+    }
     void discard() {
-        if (f_) std::fclose(f_);
-        f_ = nullptr;
-        std::remove(path_.c_str());
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+        if (!temp_.empty()) ::unlink(temp_.c_str());
+        temp_.clear();
     }
     std::uint64_t size() const { return size_; }
 
 private:
-    std::string path_;
-    std::FILE* f_;
+    std::string temp_;  // empty once published or removed
+    int fd_ = -1;
     std::uint64_t size_ = 0;
     bool failed_ = false;
 };
 
-skiff::upload put_file(const std::string& dir, skiff::request& req, skiff::response& res) {
+// Room on the disk promised to the uploads in progress. The server is skiff::server (one
+// thread), so a plain count. Conservative: bytes already written are counted in the free
+// space that shrank and in the promise both, until their upload ends.
+class disk_room {
+public:
+    disk_room(std::string dir, std::uint64_t reserve) : dir_(std::move(dir)), reserve_(reserve) {}
+
+    // A promise of `bytes` more, or none when the file system would keep less than the reserve.
+    std::shared_ptr<void> take(std::uint64_t bytes) {
+        struct statvfs fs {};
+        if (::statvfs(dir_.c_str(), &fs) != 0) return nullptr;
+        std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+        if (free_bytes < reserve_ || free_bytes - reserve_ < promised_ || free_bytes - reserve_ - promised_ < bytes)
+            return nullptr;
+        promised_ += bytes;
+        return std::shared_ptr<void>(this, [this, bytes](void*) { promised_ -= bytes; });  // not null: a promise
+    }
+
+private:
+    std::string dir_;
+    std::uint64_t reserve_;
+    std::uint64_t promised_ = 0;
+};
+
+struct limits {
+    std::uint64_t max_bytes;  // one upload's body
+    disk_room* disk;
+};
+
+// What an upload may write: its declared length, or the limit when it is chunked. nullptr
+// (and 507 already answered) when the disk cannot promise it.
+std::shared_ptr<void> room_for(const limits& lim, skiff::request& req, skiff::response& res) {
+    std::uint64_t want = lim.max_bytes;
+    std::string_view declared = req.header("content-length");
+    if (!declared.empty()) want = std::min<std::uint64_t>(want, std::strtoull(std::string(declared).c_str(), nullptr, 10));
+    auto room = lim.disk->take(want);
+    if (!room) res.status(507).text("not enough room on the disk\n");
+    return room;
+}
+
+skiff::upload put_file(const std::string& dir, const limits& lim, skiff::request& req, skiff::response& res) {
     std::string_view name = req.param("name");
     if (!safe_name(name)) {
         res.status(400).text("bad file name\n");
         return {};
     }
-    auto file = std::make_shared<output_file>(dir + "/" + std::string(name));
+    auto room = room_for(lim, req, res);
+    if (!room) return {};
+    auto file = std::make_shared<staged_file>(dir);
     if (!file->ok()) {
         res.status(500).text("cannot create the file\n");
         return {};
     }
     skiff::upload u;
+    u.max_body = lim.max_bytes;  // 413 beyond it, and on_abort
     u.on_piece = [file](std::string_view piece) {
         file->write(piece);
         return skiff::piece_status::taken;
     };
-    u.on_end = [file](skiff::response& r) {
-        if (!file->keep()) return r.status(500).text("write failed\n");
+    u.on_end = [file, room, path = dir + "/" + std::string(name)](skiff::response& r) {
+        if (!file->finish() || !file->publish(path)) return r.status(500).text("write failed\n");
         r.status(201).text(std::to_string(file->size()));
     };
     u.on_abort = [file] { file->discard(); };
     return u;
 }
 
-// What POST /form's parts become: files in dir, and an entry for each part.
+// What POST /form's parts become: files in dir, and an entry for each part. The files wait
+// under their temporary names until the form is whole, then are renamed into place.
 struct form_sink {
     struct entry {
         std::string name, filename;
         std::uint64_t size = 0;
     };
+    struct part_file {
+        std::unique_ptr<staged_file> file;
+        std::string path;  // where it goes once the form is whole
+    };
     std::string dir;
+    std::shared_ptr<void> room;  // the disk promise, held until the form ends
     std::vector<entry> entries;
-    std::unique_ptr<output_file> file;  // the file part being written
-    std::vector<std::string> written;   // removed again if the form fails
-    bool refused = false;               // a bad filename: answer 400
+    std::vector<part_file> files;  // the last one is being written while in_file
+    bool in_file = false;
+    bool refused = false;  // a bad filename: answer 400
 
     void on_part(const skiff::multipart_part& part) {
         entries.push_back({std::string(part.name), std::string(part.filename), 0});
@@ -111,23 +195,24 @@ struct form_sink {
             refused = true;
             return;
         }
-        std::string path = dir + "/" + std::string(part.filename);
-        file = std::make_unique<output_file>(path);
-        written.push_back(path);
-        if (!file->ok()) refused = true;
+        files.push_back({std::make_unique<staged_file>(dir), dir + "/" + std::string(part.filename)});
+        in_file = true;
+        if (!files.back().file->ok()) refused = true;
     }
     void on_data(std::string_view bytes) {
         entries.back().size += bytes.size();
-        if (file) file->write(bytes);
+        if (in_file) files.back().file->write(bytes);
     }
     void on_part_end() {
-        if (file && !file->keep()) refused = true;
-        file.reset();
+        if (in_file && !files.back().file->finish()) refused = true;
+        in_file = false;
     }
-    void on_abort() { remove_all(); }  // the client went: no half-written files
-    void remove_all() {
-        file.reset();
-        for (const std::string& p : written) std::remove(p.c_str());
+    void on_abort() { remove_all(); }  // the client went: its own temporary files go
+    void remove_all() { files.clear(); }
+    bool publish_all() {
+        bool good = true;
+        for (part_file& f : files) good = f.file->publish(f.path) && good;
+        return good;
     }
 };
 
@@ -141,7 +226,7 @@ std::string as_json(const std::vector<form_sink::entry>& entries) {
     return out + "]";
 }
 
-skiff::upload post_form(const std::string& dir, skiff::request& req, skiff::response& res) {
+skiff::upload post_form(const std::string& dir, const limits& lim, skiff::request& req, skiff::response& res) {
     auto boundary = skiff::multipart_boundary(req.header("content-type"));
     if (!boundary) {
         res.status(400).text("expected multipart/form-data with a boundary\n");
@@ -149,20 +234,34 @@ skiff::upload post_form(const std::string& dir, skiff::request& req, skiff::resp
     }
     form_sink sink;
     sink.dir = dir;
-    return skiff::multipart_upload<form_sink>(
+    sink.room = room_for(lim, req, res);
+    if (!sink.room) return {};
+    skiff::upload u = skiff::multipart_upload<form_sink>(
         *boundary, std::move(sink), [](skiff::response& r, form_sink& s, skiff::multipart_status end) {
             if (end != skiff::multipart_status::complete || s.refused) {
                 s.remove_all();
                 return r.status(400).text(s.refused ? "bad file name\n" : "malformed multipart body\n");
             }
+            if (!s.publish_all()) return r.status(500).text("write failed\n");
             r.json(as_json(s.entries));
         });
+    u.max_body = lim.max_bytes;  // the whole form, parts and framing: 413 beyond it
+    return u;
+}
+
+std::uint64_t env_bytes(const char* name, std::uint64_t otherwise) {
+    const char* v = std::getenv(name);
+    return v ? std::strtoull(v, nullptr, 10) : otherwise;
 }
 
 int serve(std::uint16_t port, const std::string& dir) {
+    disk_room disk(dir, env_bytes("DISK_RESERVE", 64u << 20));
+    limits lim{env_bytes("MAX_BYTES", 64u << 20), &disk};
     skiff::server app;
-    app.upload("PUT", "/files/:name", [dir](skiff::request& req, skiff::response& res) { return put_file(dir, req, res); });
-    app.upload("POST", "/form", [dir](skiff::request& req, skiff::response& res) { return post_form(dir, req, res); });
+    app.upload("PUT", "/files/:name",
+               [dir, lim](skiff::request& req, skiff::response& res) { return put_file(dir, lim, req, res); });
+    app.upload("POST", "/form",
+               [dir, lim](skiff::request& req, skiff::response& res) { return post_form(dir, lim, req, res); });
     if (auto ec = app.listen(port)) {
         std::fprintf(stderr, "upload: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;

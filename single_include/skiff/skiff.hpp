@@ -3190,6 +3190,48 @@ struct query_pair {
     std::string_view value;
 };
 
+// The values of every field line with one name, in order: what request::header_values()
+// returns, to read with a range-for. Views into the request; it allocates nothing and is
+// valid while the request is. (No iterator traits: they need <iterator>, which skiff does
+// not otherwise include.)
+class field_values {
+public:
+    class iterator {
+    public:
+        iterator(const header_field* at, const header_field* end, std::string_view name) noexcept
+            : at_(at), end_(end), name_(name) {
+            skip();
+        }
+        std::string_view operator*() const noexcept { return at_->value; }
+        iterator& operator++() noexcept {
+            ++at_;
+            skip();
+            return *this;
+        }
+        bool operator==(const iterator& o) const noexcept { return at_ == o.at_; }
+        bool operator!=(const iterator& o) const noexcept { return at_ != o.at_; }
+
+    private:
+        void skip() noexcept {
+            while (at_ != end_ && !detail::iequals(at_->name, name_)) ++at_;
+        }
+        const header_field* at_;
+        const header_field* end_;
+        std::string_view name_;
+    };
+
+    field_values(const header_field* first, const header_field* last, std::string_view name) noexcept
+        : first_(first), last_(last), name_(name) {}
+    iterator begin() const noexcept { return {first_, last_, name_}; }
+    iterator end() const noexcept { return {last_, last_, name_}; }
+    bool empty() const noexcept { return begin() == end(); }
+
+private:
+    const header_field* first_;
+    const header_field* last_;
+    std::string_view name_;
+};
+
 namespace detail { struct request_access; }
 
 class request {
@@ -3204,12 +3246,18 @@ public:
     bool keep_alive() const noexcept { return head_.keep_alive; }
     std::string_view body() const noexcept { return head_.body; }
 
-    // The first field with this name (case-insensitive), or an empty view.
+    // The first field with this name (case-insensitive), or an empty view. For a field that
+    // is a comma list (If-None-Match, Accept-Encoding, Cache-Control...), use header_values():
+    // a client may split one list over several lines (RFC 9110 §5.3), and the first holds
+    // only part of it.
     std::string_view header(std::string_view name) const noexcept {
         const header_field* f = find_field(name);
         return f ? f->value : std::string_view();
     }
     bool has_header(std::string_view name) const noexcept { return find_field(name) != nullptr; }
+    // Every line of this field, in order: together one list, as if joined by ", ".
+    //   for (std::string_view line : req.header_values("if-none-match")) ...
+    field_values header_values(std::string_view name) const noexcept { return {begin(), end(), name}; }
 
     // Every field line, in order, as sent.
     const header_field* begin() const noexcept { return head_.fields; }
@@ -4668,7 +4716,8 @@ inline const mime_type& mime_for(std::string_view name) noexcept {
 // begin skiff/files/conditional.hpp
 // The request fields a static file answer depends on, parsed: entity tags (If-None-Match,
 // If-Range), HTTP dates (If-Modified-Since, If-Range, Last-Modified), one byte range (Range)
-// and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test.
+// and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
+// a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
 // Not here: reading files or choosing the status (files/serve_dir.hpp does). Dates: only the
 // IMF-fixdate form that every current client sends ("Sun, 06 Nov 1994 08:49:37 GMT"); the
@@ -4682,23 +4731,37 @@ inline const mime_type& mime_for(std::string_view name) noexcept {
 #include <ctime>        // std::time_t, std::tm
 #include <optional>     // a date or range that may not parse
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_convertible_v: one line, or several
 
 namespace skiff::detail {
 
-// Calls f on each comma-separated element of a list field, trimmed, empty ones skipped.
+// Calls f on each comma-separated element of one field line, trimmed, empty ones skipped.
 template <class F>
-void for_each_element(std::string_view list, F&& f) {
-    while (!list.empty()) {
-        std::size_t comma = list.find(',');
-        std::string_view item = trim_ows(list.substr(0, comma));
+void for_each_element_of_line(std::string_view line, F& f) {
+    while (!line.empty()) {
+        std::size_t comma = line.find(',');
+        std::string_view item = trim_ows(line.substr(0, comma));
         if (!item.empty()) f(item);
         if (comma == std::string_view::npos) break;
-        list.remove_prefix(comma + 1);
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The same over a whole list field: `lines` is one line (a string) or all of them
+// (request::header_values). RFC 9110 §5.3: the lines of one name are one field, their values
+// joined by commas in order, so a list split over two lines is read whole.
+template <class Lines, class F>
+void for_each_element(const Lines& lines, F&& f) {
+    if constexpr (std::is_convertible_v<const Lines&, std::string_view>) {
+        for_each_element_of_line(lines, f);
+    } else {
+        for (std::string_view line : lines) for_each_element_of_line(line, f);
     }
 }
 
 // If-None-Match (RFC 9110 §13.1.2): "*", or a list of tags compared weakly (W/ ignored).
-inline bool none_match_hits(std::string_view field, std::string_view etag) noexcept {
+template <class Lines>
+bool none_match_hits(const Lines& field, std::string_view etag) noexcept {
     bool hit = false;
     auto opaque = [](std::string_view t) { return t.substr(0, 2) == "W/" ? t.substr(2) : t; };
     for_each_element(field, [&](std::string_view tag) {
@@ -4785,10 +4848,12 @@ inline byte_range parse_range(std::string_view field, std::uint64_t size) noexce
     return {range_kind::satisfiable, *first, *last >= size ? size - 1 : *last};
 }
 
-// Whether Accept-Encoding allows `coding` (RFC 9110 §12.5.3): listed with q > 0, or not
+// Whether Accept-Encoding (its lines, as for_each_element takes them) allows `coding` (RFC
+// 9110 §12.5.3): listed with q > 0, or not
 // listed while "*" is, with q > 0. An absent field allows nothing here, since skiff only
 // picks a precompressed file when the client asked for one.
-inline bool accepts_coding(std::string_view field, std::string_view coding) noexcept {
+template <class Lines>
+bool accepts_coding(const Lines& field, std::string_view coding) noexcept {
     enum class said : std::uint8_t { nothing, yes, no };
     said named = said::nothing, star = said::nothing;
     for_each_element(field, [&](std::string_view item) {
@@ -4926,6 +4991,26 @@ inline std::string http_date(std::time_t t) {
     return std::string(line.line().substr(6, 29));  // "Date: " ... "\r\n" taken off
 }
 
+// The raw path with each run of '/' made one, as nginx's merge_slashes does: "//docs" is
+// "/docs". A Location built from it starts with exactly one '/' before a segment, so no client
+// can read it as a network-path reference ("//docs/" is the host "docs", RFC 3986 §4.2) and
+// leave the site; '\' (which browsers read as '/') never gets here (raw_path_refused).
+inline std::string merged_slashes(std::string_view raw) {
+    std::string out = "/";
+    for (char c : raw)
+        if (c != '/' || out.back() != '/') out += c;
+    return out;
+}
+
+// As nginx does: the directory's own URL ends in '/', so its page's relative links work. The
+// target is the request's path with its empty segments merged (above), then the query.
+inline void redirect_to_directory(request& req, response& res) {
+    std::string location = merged_slashes(req.path());
+    if (location.back() != '/') location += '/';
+    if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
+    res.status(301).header("Location", location).text("Moved Permanently\n");
+}
+
 class static_dir {
 public:
     static_dir(std::string prefix, const std::string& root, static_options opt)
@@ -4933,6 +5018,7 @@ public:
 
     void operator()(request& req, response& res) const {
         std::string_view raw = req.path();
+        if (raw.size() < prefix_.size()) return at_bare_prefix(req, res);
         if (raw.substr(0, prefix_.size()) != prefix_) return not_found(res);
         if (raw_path_refused(raw.substr(prefix_.size()))) return refuse(res);
         std::string_view rel = req.param("path");
@@ -4942,7 +5028,7 @@ public:
         opened_file f;
         if (!open_under(root_, path, f)) return not_found(res);
         if (S_ISDIR(f.st.st_mode)) {
-            if (raw.empty() || raw.back() != '/') return redirect_to_slash(req, res);
+            if (raw.empty() || raw.back() != '/') return redirect_to_directory(req, res);
             path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
             if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
         }
@@ -4953,11 +5039,11 @@ private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
-    // As nginx does: the directory's own URL ends in '/', so its page's relative links work.
-    static void redirect_to_slash(request& req, response& res) {
-        std::string location = std::string(req.path()) + '/';
-        if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
-        res.status(301).header("Location", location).text("Moved Permanently\n");
+    // The prefix without its slash ("/static", its own route): the root directory's URL
+    // without the '/' its pages' links need, so the same 301 as any directory gets.
+    void at_bare_prefix(request& req, response& res) const {
+        if (root_.empty()) return not_found(res);
+        redirect_to_directory(req, res);
     }
 
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
@@ -4980,8 +5066,8 @@ private:
 
     // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
     void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
-        std::string_view accept = req.header("Accept-Encoding");
-        if (accept.empty()) return;
+        if (!req.has_header("Accept-Encoding")) return;
+        field_values accept = req.header_values("Accept-Encoding");  // a list: every line of it
         struct coding {
             std::string_view name, suffix;
         };
@@ -4997,15 +5083,17 @@ private:
 
     // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.
     static bool not_modified(request& req, const std::string& etag, std::time_t mtime) {
-        if (req.has_header("If-None-Match")) return none_match_hits(req.header("If-None-Match"), etag);
+        if (req.has_header("If-None-Match")) return none_match_hits(req.header_values("If-None-Match"), etag);
         std::optional<std::time_t> since = parse_http_date(req.header("If-Modified-Since"));
         return since && mtime <= *since;
     }
 
     // The Range to honour: none when If-Range names another version (a strong tag compared
-    // strongly, or a date equal to Last-Modified), so the client gets the whole new file.
+    // strongly, or a date equal to Last-Modified), so the client gets the whole new file. Range
+    // and If-Range are one value each: on two lines they combine (RFC 9110 §5.3) into no valid
+    // range set ("bytes=0-1, bytes=5-9") or two validators, so none either (a 200 is allowed).
     static byte_range wanted_range(request& req, const std::string& etag, std::time_t mtime, std::uint64_t size) {
-        if (!req.has_header("Range")) return {};
+        if (!req.has_header("Range") || lines_of(req, "Range") > 1 || lines_of(req, "If-Range") > 1) return {};
         if (req.has_header("If-Range")) {
             std::string_view cond = trim_ows(req.header("If-Range"));
             bool tag = !cond.empty() && (cond[0] == '"' || cond.substr(0, 2) == "W/");
@@ -5014,6 +5102,13 @@ private:
             if (!same) return {};
         }
         return parse_range(req.header("Range"), size);
+    }
+
+    static std::size_t lines_of(const request& req, std::string_view name) noexcept {
+        field_values lines = req.header_values(name);
+        std::size_t n = 0;
+        for (auto at = lines.begin(); at != lines.end(); ++at) ++n;
+        return n;
     }
 
     std::string prefix_;  // the raw path's start, ending in '/'
@@ -10246,6 +10341,12 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 // (no prefix) also wraps the 404 and 405 answers and the automatic OPTIONS answer (204 with
 // Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
 //
+// A built-in that needs what only the server knows, its threading policy (concurrency_limit's
+// count, shared by the loops), is not a middleware but a maker: an object with
+// `template <class Policy> middleware for_policy() const`. use() calls it with the server's own
+// Policy, so the two cannot disagree (a count compiled for `single` on a sharded server is a
+// data race that compiles).
+//
 // Not here: the request path is not matched against prefixes per request (the route's pattern
 // was, at registration); a middleware added after a route does not reach it.
 #ifndef SKIFF_SERVER_MIDDLEWARE_HPP
@@ -10257,7 +10358,8 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 #include <memory>       // std::shared_ptr: chains share their middleware
 #include <string>       // std::string prefixes (start-up only)
 #include <string_view>  // std::string_view patterns
-#include <utility>      // std::move
+#include <type_traits>  // std::void_t, detecting a maker
+#include <utility>      // std::declval, std::move
 #include <vector>       // std::vector of middleware
 
 namespace skiff {
@@ -10298,6 +10400,13 @@ inline void chain::run(std::size_t i, request& req, response& res) const {
     if (i < steps.size()) return (*steps[i])(req, res, next(*this, i, req, res));
     if (last) last(req, res);
 }
+
+// Whether T is a maker (above): basic_server::use() takes it and supplies its Policy.
+template <class T, class = void>
+inline constexpr bool is_policy_bound = false;
+template <class T>
+inline constexpr bool
+    is_policy_bound<T, std::void_t<decltype(std::declval<const T&>().template for_policy<single>())>> = true;
 
 // The middleware registered so far, with the prefixes they apply to ("" for the whole app).
 class middleware_stack {
@@ -10792,6 +10901,7 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 #include <string_view>   // std::string_view patterns
 #include <sys/types.h>   // mode_t
 #include <system_error>  // std::error_code
+#include <type_traits>   // std::enable_if_t: use() of a maker
 #include <utility>       // std::move
 #include <vector>        // std::vector of socket files and inherited descriptors
 
@@ -10822,11 +10932,17 @@ public:
 
     // The files under root at prefix ("/" or "/static"), for GET and HEAD: a `*path` route
     // answered by files/serve_dir.hpp (types, ETag, Range, precompressed siblings, sendfile).
-    // root is resolved now; one that does not exist answers 404 to everything.
+    // root is resolved now; one that does not exist answers 404 to everything. The prefix
+    // without its slash ("/static") is a directory too, so it answers 301 to "/static/", as
+    // "/static/sub" does to "/static/sub/"; a GET route already registered there is kept.
     basic_server& serve_dir(std::string_view prefix, const std::string& root, static_options opt = {}) {
         std::string base(prefix);
         if (base.empty() || base.back() != '/') base += '/';
-        return get(base + "*path", detail::static_dir(base, root, std::move(opt)));
+        detail::static_dir files(base, root, std::move(opt));
+        get(base + "*path", files);
+        std::string bare = base.substr(0, base.size() - 1);
+        if (!bare.empty()) router_.try_add("GET", bare, middleware_.wrap(bare, std::move(files)));
+        return *this;
     }
 
     // Middleware (server/middleware.hpp) for the routes registered after this call: all of
@@ -10836,6 +10952,16 @@ public:
         middleware_.add(std::move(prefix), std::move(m));
         wrap_fallbacks();
         return *this;
+    }
+    // A built-in that needs this server's policy (concurrency_limit(n)): built here with
+    // Policy, so it cannot be built for another (server/middleware.hpp, "a maker").
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(const Maker& make) {
+        return use("", make.template for_policy<Policy>());
+    }
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(std::string prefix, const Maker& make) {
+        return use(std::move(prefix), make.template for_policy<Policy>());
     }
     basic_server& get(std::string_view pattern, handler h) { return route("GET", pattern, std::move(h)); }
     basic_server& head(std::string_view pattern, handler h) { return route("HEAD", pattern, std::move(h)); }
@@ -12079,7 +12205,7 @@ inline middleware request_id() {
 // A preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin
 // is answered here, 204 without calling next(): Allow-Origin as above, Allow-Methods
 // (methods), Allow-Headers (headers, or when empty the Access-Control-Request-Headers the
-// preflight asked for), and Max-Age (max_age seconds; nullopt for none). A preflight from
+// preflight asked for, over all its lines), and Max-Age (max_age seconds; nullopt for none). A preflight from
 // another origin goes on as a plain OPTIONS request (the router's automatic 204 with Allow)
 // and gets no CORS field, so the browser refuses the call.
 //
@@ -12171,11 +12297,28 @@ private:
         res.status(204);
         mark(res, allowed);
         if (!opt_.methods.empty()) add(res, "Access-Control-Allow-Methods", opt_.methods);
+        std::string joined;
         std::string_view headers = opt_.headers;
-        if (headers.empty()) headers = req.header("access-control-request-headers");
+        if (headers.empty()) headers = requested_headers(req, joined);
         if (!headers.empty()) add(res, "Access-Control-Allow-Headers", headers);
         if (!max_age_.empty()) add(res, "Access-Control-Max-Age", max_age_);
         res.end();
+    }
+
+    // Access-Control-Request-Headers is a list, which a client or proxy may split over several
+    // lines (RFC 9110 §5.3): all of them, joined into `joined`; a lone line is returned as it is.
+    static std::string_view requested_headers(const request& req, std::string& joined) {
+        std::string_view first;
+        for (std::string_view line : req.header_values("access-control-request-headers")) {
+            if (line.empty()) continue;
+            if (first.empty()) {
+                first = line;
+                continue;
+            }
+            if (joined.empty()) joined = first;
+            joined.append(", ").append(line);
+        }
+        return joined.empty() ? first : std::string_view(joined);
     }
 
     cors_options opt_;
@@ -12280,7 +12423,7 @@ inline middleware security_headers(const security_options& o = {}) {
 // The concurrency limit built-in: at most N requests inside the chain behind it at once;
 // beyond that, 503 with Retry-After: 1 at once, without running the handler.
 //
-//   app.use(skiff::concurrency_limit<skiff::shared>(64));  // the server's own policy
+//   app.use(skiff::concurrency_limit(64));  // counted as the server's policy needs
 //
 // What counts: a request from the moment it enters this middleware until its answer is
 // done with. For a plain answer that is when next() returns (thrown out of or not); for a
@@ -12289,8 +12432,11 @@ inline middleware security_headers(const security_options& o = {}) {
 // limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
 // over all loops.
 //
-// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise;
-// the Policy argument must be the server's (basic_server<Policy>), or a derived one.
+// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise.
+// Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
+// (server/middleware.hpp) and use() builds the middleware with basic_server's own Policy. The
+// spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
+// sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
 //
 // Not here: queueing beyond the limit; per-route or per-client limits.
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
@@ -12301,7 +12447,7 @@ inline middleware security_headers(const security_options& o = {}) {
 #include <cstddef>      // std::size_t
 #include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
-#include <type_traits>  // std::conditional_t
+#include <type_traits>  // std::conditional_t, std::is_same_v
 
 namespace skiff {
 namespace detail {
@@ -12367,21 +12513,42 @@ private:
     slot_state state_ = slot_state::held;
 };
 
+// What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().
+class concurrency_limit_maker {
+public:
+    explicit concurrency_limit_maker(std::size_t n) noexcept : limit_(n) {}
+
+    template <class Policy>
+    middleware for_policy() const {
+        static_assert(is_policy<Policy>, "skiff::concurrency_limit: the server's policy");
+        auto count = std::make_shared<in_flight_count<Policy>>(limit_);
+        return [count](request&, response& res, const next& go) {
+            if (count->enter() == admission::refused) {
+                res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+                return;
+            }
+            in_flight_slot<Policy> slot(count);
+            go();
+            slot.follow(res);
+        };
+    }
+
+private:
+    std::size_t limit_;
+};
+
+// The default of concurrency_limit's template parameter: "the server says".
+struct policy_of_server {};
+
 } // namespace detail
 
-template <class Policy = single>
-middleware concurrency_limit(std::size_t n) {
-    static_assert(detail::is_policy<Policy>, "skiff::concurrency_limit<Policy>: the server's policy");
-    auto count = std::make_shared<detail::in_flight_count<Policy>>(n);
-    return [count](request&, response& res, const next& go) {
-        if (count->enter() == detail::admission::refused) {
-            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
-            return;
-        }
-        detail::in_flight_slot<Policy> slot(count);
-        go();
-        slot.follow(res);
-    };
+// At most n requests inside the chain behind it; give it to use(), which supplies the policy.
+template <class Named = detail::policy_of_server>
+detail::concurrency_limit_maker concurrency_limit(std::size_t n) {
+    static_assert(std::is_same_v<Named, detail::policy_of_server>,
+                  "skiff::concurrency_limit<Policy>(n): write skiff::concurrency_limit(n); the server's use() "
+                  "supplies its own policy, so the count cannot disagree with it");
+    return detail::concurrency_limit_maker(n);
 }
 
 } // namespace skiff

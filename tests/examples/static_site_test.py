@@ -3,7 +3,10 @@
 with its default root (examples/www), GET / is the HTML page, the stylesheet is text/css, a
 Range request on the video is answered 206 with the bytes asked for, a path out of root is
 refused; then started with SOCKET set, the same checks over that Unix socket; then started
-under socket activation (LISTEN_FDS, LISTEN_PID), the same on the inherited socket.
+under socket activation (LISTEN_FDS, LISTEN_PID), the same on the inherited socket. Last,
+with ROOT set to a tree with a directory "docs": its redirect to "/docs/" stays on the site
+when asked as "//docs" or "//%64ocs" (a Location of "//docs/" would send a browser to the
+host "docs").
 Usage: static_site_test.py BINARY"""
 import os
 import socket
@@ -50,12 +53,21 @@ def check_site(connect):
     expect(status == 400, f"a path out of root is refused: {status}")
 
 
-def run(binary, env, connect, ready, argv=None, **popen):
+def check_redirects(connect):
+    for path, location in (("/docs", "/docs/"), ("//docs", "/docs/"), ("//%64ocs?x=1", "/%64ocs/?x=1")):
+        status, fields, _ = get(connect, path)
+        expect(status == 301 and fields.get("location") == location,
+               f"GET {path}: {status} Location {fields.get('location')!r}, not {location!r}")
+    status, _, body = get(connect, "/docs/")
+    expect(status == 200 and body == b"<h1>docs</h1>", f"GET /docs/: {status} {body!r}")
+
+
+def run(binary, env, connect, ready, argv=None, check=check_site, **popen):
     server = subprocess.Popen(argv or [binary], env=dict(os.environ, **env), stdout=subprocess.PIPE, **popen)
     try:
         line = server.stdout.readline()
         expect(b"serving" in line and ready in line, f"the example says where it serves: {line!r}")
-        check_site(connect)
+        check(connect)
     finally:
         server.terminate()
         expect(server.wait(timeout=10) == 0, "SIGTERM stops it cleanly")
@@ -80,7 +92,14 @@ def main():
         argv = ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$0"', binary]
         run(binary, {"LISTEN_FDS": "1"}, lambda: socket.create_connection(("127.0.0.1", port)), b"systemd",
             argv=argv, pass_fds=(3,), preexec_fn=lambda: os.dup2(inherited.fileno(), 3))
-    print("static_site: 3 listeners x 4 checks passed")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.mkdir(os.path.join(tmp, "docs"))
+        with open(os.path.join(tmp, "docs", "index.html"), "w") as f:
+            f.write("<h1>docs</h1>")
+        port = free_port()
+        run(binary, {"PORT": str(port), "ROOT": tmp}, lambda: socket.create_connection(("127.0.0.1", port)),
+            b"127.0.0.1", check=check_redirects)
+    print("static_site: 3 listeners x 4 checks, and redirects that stay on the site, passed")
 
 
 if __name__ == "__main__":

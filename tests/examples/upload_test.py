@@ -3,7 +3,11 @@
 DIR set to a fresh directory, then PUT 3 MiB to /files/big.bin (201, the byte count as text,
 the same bytes on disk); PUT a chunked body; POST a multipart form with a field and two files
 (the JSON list, the files on disk); PUT names with "..", an encoded "/" and an encoded NUL,
-and a form file named "../x", all refused 400 with nothing written outside DIR.
+and a form file named "../x", all refused 400 with nothing written outside DIR. Then what
+copying the example must not break: two uploads to one name at once (the file is one whole
+body, the one that finished last, never a mix); a client that abandons an upload to a name
+that holds a stored file (the stored file stays); a body over MAX_BYTES, declared or chunked
+(413, nothing stored); and no temporary file left in DIR.
 Usage: upload_test.py BINARY"""
 import json
 import os
@@ -12,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from annotated_loop_test import expect, free_port, read_until  # noqa: E402
@@ -67,11 +72,66 @@ def post_form(port, parts):
     return exchange(port, head, (body[i:i + 65536] for i in range(0, len(body), 65536)))
 
 
+def status_of(data):
+    return int(data[9:12]) if len(data) >= 12 else 0
+
+
+def same_name_at_once(port, target):
+    """A starts, B uploads all of its body to the same name, then A finishes."""
+    first, second = os.urandom(600_000), os.urandom(500_000)
+    head = "PUT /files/same.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port)) as a:
+        a.sendall(head.format(len(first)).encode() + first[:300_000])
+        time.sleep(0.2)  # so the server has opened A's file before B starts (in the old code too)
+        status, _, body = put(port, "/files/same.bin", second)
+        expect(status == 201, f"the second upload to same.bin: {status} {body!r}")
+        a.sendall(first[300_000:])
+        data = read_until(a, response_complete, 10.0)
+    expect(status_of(data) == 201, f"the first upload to same.bin: {data[:40]!r}")
+    with open(os.path.join(target, "same.bin"), "rb") as f:
+        stored = f.read()
+    expect(stored == first, f"same.bin is the upload that finished last, whole ({len(stored)} bytes, "
+                            f"first: {stored == first}, second: {stored == second})")
+
+
+def abandoned_keeps_stored(port, target):
+    kept = os.urandom(100_000)
+    status, _, _ = put(port, "/files/kept.bin", kept)
+    expect(status == 201, f"PUT kept.bin: {status}")
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"PUT /files/kept.bin HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n" + b"x" * 50_000)
+        time.sleep(0.2)  # the server has begun this upload before its client goes
+    for _ in range(100):  # the server notices the close on its next turn
+        if not [n for n in os.listdir(target) if n.startswith(".")]:
+            break
+        time.sleep(0.05)
+    with open(os.path.join(target, "kept.bin"), "rb") as f:
+        expect(f.read() == kept, "an abandoned upload left the file stored before it as it was")
+
+
+def over_the_limit(port, target, limit):
+    status, _, _ = exchange(port, f"PUT /files/over.bin HTTP/1.1\r\nHost: t\r\nContent-Length: {limit + 1}\r\n\r\n"
+                                  .encode())
+    expect(status == 413, f"a declared body over MAX_BYTES: {status}, not 413")
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"PUT /files/over.bin HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        piece = b"%x\r\n" % 65536 + b"y" * 65536 + b"\r\n"
+        try:
+            for _ in range(limit // 65536 + 8):
+                s.sendall(piece)
+        except OSError:
+            pass  # answered and closed before all of it was sent
+        data = read_until(s, response_complete, 10.0)
+    expect(status_of(data) == 413, f"a chunked body over MAX_BYTES: {data[:40]!r}, not 413")
+    expect(not os.path.exists(os.path.join(target, "over.bin")), "nothing is stored for a body over the limit")
+
+
 def main():
     port = free_port()
     root = tempfile.mkdtemp(prefix="skiff_upload_")
     target = os.path.join(root, "files")  # created by the example
-    env = dict(os.environ, PORT=str(port), DIR=target)
+    limit = 4 * 1024 * 1024
+    env = dict(os.environ, PORT=str(port), DIR=target, MAX_BYTES=str(limit))
     server = subprocess.Popen([sys.argv[1]], env=env, stdout=subprocess.PIPE)
     passed = 0
     try:
@@ -102,7 +162,7 @@ def main():
                 expect(f.read() == data, f"{name} is the part's content")
         passed += 1
 
-        for path in ("/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/a%00b", "/files/..x"):
+        for path in ("/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/a%00b", "/files/..x", "/files/.upload-x"):
             status, _, _ = put(port, path, b"nope")
             expect(status == 400, f"PUT {path}: {status}, not 400")
         status, _, _ = post_form(port, [("f", "../escaped.txt", b"nope")])
@@ -110,6 +170,16 @@ def main():
         expect(not os.path.exists(os.path.join(root, "escaped.txt")), "nothing was written outside DIR")
         expect(sorted(os.listdir(target)) == ["a.txt", "b.bin", "big.bin", "chunked.bin"],
                f"only the accepted files are in DIR: {sorted(os.listdir(target))}")
+        passed += 1
+
+        same_name_at_once(port, target)
+        passed += 1
+        abandoned_keeps_stored(port, target)
+        passed += 1
+        over_the_limit(port, target, limit)
+        passed += 1
+        expect(sorted(os.listdir(target)) == ["a.txt", "b.bin", "big.bin", "chunked.bin", "kept.bin", "same.bin"],
+               f"the stored files, and no temporary one: {sorted(os.listdir(target))}")
         passed += 1
     finally:
         server.terminate()

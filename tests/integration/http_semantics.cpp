@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <string_view>
 
 using namespace skiff_test;
 
@@ -138,6 +139,25 @@ TEST_CASE_TEMPLATE("RFC 9110 §7.6.1: close anywhere in a Connection token list 
     REQUIRE(rs.size() == 1);  // the pipelined request after it is not answered
     CHECK(rs[0].header("Connection") == "close");
     CHECK(c.closed());
+}
+
+// A handler reads a list field split over lines as one list: header_values() gives every line
+// of the name, in order, whatever the case of the name; header() keeps giving the first.
+TEST_CASE_TEMPLATE("RFC 9110 §5.3: field lines of one name are one field, read with header_values()", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.get("/list", [](skiff::request& req, skiff::response& res) {
+            std::string all;
+            for (std::string_view line : req.header_values("x-list")) all += (all.empty() ? "" : ", ") + std::string(line);
+            res.text(all + "|" + std::string(req.header("x-list")) + "|" +
+                     (req.header_values("x-none").empty() ? "none" : "some"));
+        });
+    });
+    client c(srv.port());
+    c.send("GET /list HTTP/1.1\r\nHost: x\r\nX-List: a, b\r\nAccept: */*\r\nx-list: c\r\nX-LIST: d\r\n\r\n");
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "a, b, c, d|a, b|none");
 }
 
 TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 keep-alive serves pipelined requests, and without it only one", Policy,

@@ -11,7 +11,9 @@
 #include <fstream>
 #include <string>
 #include <sys/stat.h>
+#include <string_view>
 #include <unistd.h>
+#include <vector>
 
 using namespace skiff_test;
 
@@ -153,6 +155,29 @@ TEST_CASE_TEMPLATE("If-None-Match and If-Modified-Since answer 304", Policy, SKI
     CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"other\"\r\nIf-Modified-Since: " + date + "\r\n").status == 200);
 }
 
+// RFC 9110 §5.3: field lines of one name are one field, their values joined by commas. A
+// client (or a proxy) may split If-None-Match or Accept-Encoding over several lines; the tag
+// or coding on the second line counts as much as one on the first.
+TEST_CASE_TEMPLATE("a list field split over several lines is read whole", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    std::string etag = fetch(srv, "/digits.txt").header("ETag");
+    REQUIRE(!etag.empty());
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"x\"\r\nIf-None-Match: " + etag + "\r\n").status == 304);
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"x\"\r\nif-none-match: \"y\", W/" + etag + "\r\n").status ==
+          304);
+    CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"x\"\r\nIf-None-Match: \"y\"\r\n").status == 200);
+    auto br = fetch(srv, "/style.css", "Accept-Encoding: gzip;q=0\r\nAccept-Encoding: br\r\n");
+    CHECK(br.header("Content-Encoding") == "br");
+    CHECK(br.body == "BROTLI");
+    // Range is one value: two lines combine into no valid range set, so the whole file.
+    auto two = fetch(srv, "/digits.txt", "Range: bytes=0-1\r\nRange: bytes=5-9\r\n");
+    CHECK(two.status == 200);
+    CHECK(two.body == "0123456789");
+    auto gz = fetch(srv, "/app.js", "Accept-Encoding: identity\r\nAccept-Encoding: gzip\r\n");
+    CHECK(gz.header("Content-Encoding") == "gzip");
+    CHECK(gz.body == "GZ-JS");
+}
+
 TEST_CASE_TEMPLATE("a single Range is answered 206 in each form, 416 when unsatisfiable", Policy,
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(static_routes<Policy>());
@@ -208,6 +233,63 @@ TEST_CASE_TEMPLATE("a directory answers its index.html, or 301 to its slash form
     CHECK(moved.header("Location") == "/docs/?x=1");
     CHECK(fetch(srv, "/empty/").status == 404);  // no index, no listing
     CHECK(fetch(srv, "/missing.txt").status == 404);
+}
+
+// A Location of "//docs/" is a network-path reference (RFC 3986 §4.2): a browser goes to the
+// host "docs". Empty segments are merged before the target is written, as nginx's
+// merge_slashes does, so every redirect stays on this site.
+TEST_CASE_TEMPLATE("a directory's redirect never names another host", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    for (const char* target : {"//docs", "//%64ocs?x=1", "///docs", "/./docs"}) {
+        CAPTURE(target);
+        auto r = fetch(srv, target);
+        if (r.status != 301) continue;  // answered some other way: no Location to follow
+        std::string location = r.header("Location");
+        CHECK(location.substr(0, 2) != "//");
+        CHECK(location.substr(0, 1) == "/");
+    }
+    auto twice = fetch(srv, "//docs");
+    CHECK(twice.status == 301);
+    CHECK(twice.header("Location") == "/docs/");
+    auto encoded = fetch(srv, "//%64ocs?x=1");
+    CHECK(encoded.status == 301);
+    CHECK(encoded.header("Location") == "/%64ocs/?x=1");
+    CHECK(fetch(srv, "/docs//sub").status == 404);  // no such directory: nothing to redirect to
+}
+
+// serve_dir("/static", ...): "/static" is the root directory's URL without its slash, so it
+// answers as "/static/sub" does, 301 to the slash form, instead of a 404.
+TEST_CASE_TEMPLATE("the bare prefix of serve_dir redirects to its slash form", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { app.serve_dir("/static", the_site().root); });
+    auto bare = fetch(srv, "/static?v=2");
+    CHECK(bare.status == 301);
+    CHECK(bare.header("Location") == "/static/?v=2");
+    CHECK(fetch(srv, "/static/").body == "<h1>home</h1>");
+    auto sub = fetch(srv, "/static/docs");
+    CHECK(sub.status == 301);
+    CHECK(sub.header("Location") == "/static/docs/");
+    CHECK(fetch(srv, "/static", "", "HEAD").status == 301);
+    CHECK(fetch(srv, "/statics").status == 404);
+}
+
+// The same three fixes through the test client, byte for byte what a handler test sees.
+TEST_CASE("test client: a merged-slash Location, the bare prefix's 301, a list split over lines") {
+    skiff::testing::test_client client([](skiff::server& app) {
+        app.serve_dir("/site", the_site().root);
+        app.use(skiff::concurrency_limit(1));  // the policy comes from the client's server
+        app.get("/limited", [](skiff::request&, skiff::response& res) { res.text("in"); });
+    });
+    auto moved = client.get("/site//docs?x=1");
+    CHECK(moved.status == 301);
+    CHECK(moved.header("Location") == "/site/docs/?x=1");
+    auto bare = client.get("/site");
+    CHECK(bare.status == 301);
+    CHECK(bare.header("Location") == "/site/");
+    std::string etag(client.get("/site/digits.txt").header("ETag"));
+    client.send("GET /site/digits.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"x\"\r\nIf-None-Match: " + etag +
+                "\r\n\r\n");
+    CHECK(client.next_response().status == 304);
+    CHECK(client.get("/limited").body == "in");
 }
 
 TEST_CASE_TEMPLATE("a precompressed sibling is chosen when accepted, with Vary", Policy, SKIFF_TEST_POLICIES) {
@@ -274,6 +356,10 @@ TEST_CASE("Accept-Encoding, Range and dates parse as RFC 9110 says") {
     CHECK(accepts_coding("*", "gzip"));
     CHECK(!accepts_coding("*, gzip;q=0", "gzip"));
     CHECK(!accepts_coding("", "gzip"));
+    std::vector<std::string_view> lines = {"identity", "gzip;q=0, br"};  // one field, two lines
+    CHECK(accepts_coding(lines, "br"));
+    CHECK(!accepts_coding(lines, "gzip"));
+    CHECK(none_match_hits(std::vector<std::string_view>{"\"a\"", "\"b\""}, "\"b\""));
     CHECK(parse_range("bytes=0-0", 1).kind == range_kind::satisfiable);
     CHECK(parse_range("bytes=-5", 3).first == 0);
     CHECK(parse_range("bytes=0-", 0).kind == range_kind::unsatisfiable);

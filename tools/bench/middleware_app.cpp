@@ -63,7 +63,7 @@ void middleware_routes(skiff::basic_server<Policy>& app) {
     app.use("/rid", skiff::request_id());
     app.use("/cors", skiff::cors(cors));
     app.use("/sec", skiff::security_headers());
-    app.use("/limit", skiff::concurrency_limit<Policy>(1024));
+    app.use("/limit", skiff::concurrency_limit(1024));
     app.use("/timer", skiff::response_timer());
     for (const char* path : {"/rid/hello", "/cors/hello", "/sec/hello", "/limit/hello", "/timer/hello"})
         app.get(path, hello);

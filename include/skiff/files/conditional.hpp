@@ -1,6 +1,7 @@
 // The request fields a static file answer depends on, parsed: entity tags (If-None-Match,
 // If-Range), HTTP dates (If-Modified-Since, If-Range, Last-Modified), one byte range (Range)
-// and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test.
+// and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
+// a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
 // Not here: reading files or choosing the status (files/serve_dir.hpp does). Dates: only the
 // IMF-fixdate form that every current client sends ("Sun, 06 Nov 1994 08:49:37 GMT"); the
@@ -16,23 +17,37 @@
 #include <ctime>        // std::time_t, std::tm
 #include <optional>     // a date or range that may not parse
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_convertible_v: one line, or several
 
 namespace skiff::detail {
 
-// Calls f on each comma-separated element of a list field, trimmed, empty ones skipped.
+// Calls f on each comma-separated element of one field line, trimmed, empty ones skipped.
 template <class F>
-void for_each_element(std::string_view list, F&& f) {
-    while (!list.empty()) {
-        std::size_t comma = list.find(',');
-        std::string_view item = trim_ows(list.substr(0, comma));
+void for_each_element_of_line(std::string_view line, F& f) {
+    while (!line.empty()) {
+        std::size_t comma = line.find(',');
+        std::string_view item = trim_ows(line.substr(0, comma));
         if (!item.empty()) f(item);
         if (comma == std::string_view::npos) break;
-        list.remove_prefix(comma + 1);
+        line.remove_prefix(comma + 1);
+    }
+}
+
+// The same over a whole list field: `lines` is one line (a string) or all of them
+// (request::header_values). RFC 9110 §5.3: the lines of one name are one field, their values
+// joined by commas in order, so a list split over two lines is read whole.
+template <class Lines, class F>
+void for_each_element(const Lines& lines, F&& f) {
+    if constexpr (std::is_convertible_v<const Lines&, std::string_view>) {
+        for_each_element_of_line(lines, f);
+    } else {
+        for (std::string_view line : lines) for_each_element_of_line(line, f);
     }
 }
 
 // If-None-Match (RFC 9110 §13.1.2): "*", or a list of tags compared weakly (W/ ignored).
-inline bool none_match_hits(std::string_view field, std::string_view etag) noexcept {
+template <class Lines>
+bool none_match_hits(const Lines& field, std::string_view etag) noexcept {
     bool hit = false;
     auto opaque = [](std::string_view t) { return t.substr(0, 2) == "W/" ? t.substr(2) : t; };
     for_each_element(field, [&](std::string_view tag) {
@@ -119,10 +134,12 @@ inline byte_range parse_range(std::string_view field, std::uint64_t size) noexce
     return {range_kind::satisfiable, *first, *last >= size ? size - 1 : *last};
 }
 
-// Whether Accept-Encoding allows `coding` (RFC 9110 §12.5.3): listed with q > 0, or not
+// Whether Accept-Encoding (its lines, as for_each_element takes them) allows `coding` (RFC
+// 9110 §12.5.3): listed with q > 0, or not
 // listed while "*" is, with q > 0. An absent field allows nothing here, since skiff only
 // picks a precompressed file when the client asked for one.
-inline bool accepts_coding(std::string_view field, std::string_view coding) noexcept {
+template <class Lines>
+bool accepts_coding(const Lines& field, std::string_view coding) noexcept {
     enum class said : std::uint8_t { nothing, yes, no };
     said named = said::nothing, star = said::nothing;
     for_each_element(field, [&](std::string_view item) {

@@ -116,6 +116,26 @@ inline std::string http_date(std::time_t t) {
     return std::string(line.line().substr(6, 29));  // "Date: " ... "\r\n" taken off
 }
 
+// The raw path with each run of '/' made one, as nginx's merge_slashes does: "//docs" is
+// "/docs". A Location built from it starts with exactly one '/' before a segment, so no client
+// can read it as a network-path reference ("//docs/" is the host "docs", RFC 3986 §4.2) and
+// leave the site; '\' (which browsers read as '/') never gets here (raw_path_refused).
+inline std::string merged_slashes(std::string_view raw) {
+    std::string out = "/";
+    for (char c : raw)
+        if (c != '/' || out.back() != '/') out += c;
+    return out;
+}
+
+// As nginx does: the directory's own URL ends in '/', so its page's relative links work. The
+// target is the request's path with its empty segments merged (above), then the query.
+inline void redirect_to_directory(request& req, response& res) {
+    std::string location = merged_slashes(req.path());
+    if (location.back() != '/') location += '/';
+    if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
+    res.status(301).header("Location", location).text("Moved Permanently\n");
+}
+
 class static_dir {
 public:
     static_dir(std::string prefix, const std::string& root, static_options opt)
@@ -123,6 +143,7 @@ public:
 
     void operator()(request& req, response& res) const {
         std::string_view raw = req.path();
+        if (raw.size() < prefix_.size()) return at_bare_prefix(req, res);
         if (raw.substr(0, prefix_.size()) != prefix_) return not_found(res);
         if (raw_path_refused(raw.substr(prefix_.size()))) return refuse(res);
         std::string_view rel = req.param("path");
@@ -132,7 +153,7 @@ public:
         opened_file f;
         if (!open_under(root_, path, f)) return not_found(res);
         if (S_ISDIR(f.st.st_mode)) {
-            if (raw.empty() || raw.back() != '/') return redirect_to_slash(req, res);
+            if (raw.empty() || raw.back() != '/') return redirect_to_directory(req, res);
             path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
             if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
         }
@@ -143,11 +164,11 @@ private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
-    // As nginx does: the directory's own URL ends in '/', so its page's relative links work.
-    static void redirect_to_slash(request& req, response& res) {
-        std::string location = std::string(req.path()) + '/';
-        if (!req.query_string().empty()) location += '?' + std::string(req.query_string());
-        res.status(301).header("Location", location).text("Moved Permanently\n");
+    // The prefix without its slash ("/static", its own route): the root directory's URL
+    // without the '/' its pages' links need, so the same 301 as any directory gets.
+    void at_bare_prefix(request& req, response& res) const {
+        if (root_.empty()) return not_found(res);
+        redirect_to_directory(req, res);
     }
 
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
@@ -170,8 +191,8 @@ private:
 
     // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
     void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
-        std::string_view accept = req.header("Accept-Encoding");
-        if (accept.empty()) return;
+        if (!req.has_header("Accept-Encoding")) return;
+        field_values accept = req.header_values("Accept-Encoding");  // a list: every line of it
         struct coding {
             std::string_view name, suffix;
         };
@@ -187,15 +208,17 @@ private:
 
     // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.
     static bool not_modified(request& req, const std::string& etag, std::time_t mtime) {
-        if (req.has_header("If-None-Match")) return none_match_hits(req.header("If-None-Match"), etag);
+        if (req.has_header("If-None-Match")) return none_match_hits(req.header_values("If-None-Match"), etag);
         std::optional<std::time_t> since = parse_http_date(req.header("If-Modified-Since"));
         return since && mtime <= *since;
     }
 
     // The Range to honour: none when If-Range names another version (a strong tag compared
-    // strongly, or a date equal to Last-Modified), so the client gets the whole new file.
+    // strongly, or a date equal to Last-Modified), so the client gets the whole new file. Range
+    // and If-Range are one value each: on two lines they combine (RFC 9110 §5.3) into no valid
+    // range set ("bytes=0-1, bytes=5-9") or two validators, so none either (a 200 is allowed).
     static byte_range wanted_range(request& req, const std::string& etag, std::time_t mtime, std::uint64_t size) {
-        if (!req.has_header("Range")) return {};
+        if (!req.has_header("Range") || lines_of(req, "Range") > 1 || lines_of(req, "If-Range") > 1) return {};
         if (req.has_header("If-Range")) {
             std::string_view cond = trim_ows(req.header("If-Range"));
             bool tag = !cond.empty() && (cond[0] == '"' || cond.substr(0, 2) == "W/");
@@ -204,6 +227,13 @@ private:
             if (!same) return {};
         }
         return parse_range(req.header("Range"), size);
+    }
+
+    static std::size_t lines_of(const request& req, std::string_view name) noexcept {
+        field_values lines = req.header_values(name);
+        std::size_t n = 0;
+        for (auto at = lines.begin(); at != lines.end(); ++at) ++n;
+        return n;
     }
 
     std::string prefix_;  // the raw path's start, ending in '/'

@@ -23,6 +23,48 @@ struct query_pair {
     std::string_view value;
 };
 
+// The values of every field line with one name, in order: what request::header_values()
+// returns, to read with a range-for. Views into the request; it allocates nothing and is
+// valid while the request is. (No iterator traits: they need <iterator>, which skiff does
+// not otherwise include.)
+class field_values {
+public:
+    class iterator {
+    public:
+        iterator(const header_field* at, const header_field* end, std::string_view name) noexcept
+            : at_(at), end_(end), name_(name) {
+            skip();
+        }
+        std::string_view operator*() const noexcept { return at_->value; }
+        iterator& operator++() noexcept {
+            ++at_;
+            skip();
+            return *this;
+        }
+        bool operator==(const iterator& o) const noexcept { return at_ == o.at_; }
+        bool operator!=(const iterator& o) const noexcept { return at_ != o.at_; }
+
+    private:
+        void skip() noexcept {
+            while (at_ != end_ && !detail::iequals(at_->name, name_)) ++at_;
+        }
+        const header_field* at_;
+        const header_field* end_;
+        std::string_view name_;
+    };
+
+    field_values(const header_field* first, const header_field* last, std::string_view name) noexcept
+        : first_(first), last_(last), name_(name) {}
+    iterator begin() const noexcept { return {first_, last_, name_}; }
+    iterator end() const noexcept { return {last_, last_, name_}; }
+    bool empty() const noexcept { return begin() == end(); }
+
+private:
+    const header_field* first_;
+    const header_field* last_;
+    std::string_view name_;
+};
+
 namespace detail { struct request_access; }
 
 class request {
@@ -37,12 +79,18 @@ public:
     bool keep_alive() const noexcept { return head_.keep_alive; }
     std::string_view body() const noexcept { return head_.body; }
 
-    // The first field with this name (case-insensitive), or an empty view.
+    // The first field with this name (case-insensitive), or an empty view. For a field that
+    // is a comma list (If-None-Match, Accept-Encoding, Cache-Control...), use header_values():
+    // a client may split one list over several lines (RFC 9110 §5.3), and the first holds
+    // only part of it.
     std::string_view header(std::string_view name) const noexcept {
         const header_field* f = find_field(name);
         return f ? f->value : std::string_view();
     }
     bool has_header(std::string_view name) const noexcept { return find_field(name) != nullptr; }
+    // Every line of this field, in order: together one list, as if joined by ", ".
+    //   for (std::string_view line : req.header_values("if-none-match")) ...
+    field_values header_values(std::string_view name) const noexcept { return {begin(), end(), name}; }
 
     // Every field line, in order, as sent.
     const header_field* begin() const noexcept { return head_.fields; }

@@ -1,7 +1,7 @@
 // The concurrency limit built-in: at most N requests inside the chain behind it at once;
 // beyond that, 503 with Retry-After: 1 at once, without running the handler.
 //
-//   app.use(skiff::concurrency_limit<skiff::shared>(64));  // the server's own policy
+//   app.use(skiff::concurrency_limit(64));  // counted as the server's policy needs
 //
 // What counts: a request from the moment it enters this middleware until its answer is
 // done with. For a plain answer that is when next() returns (thrown out of or not); for a
@@ -10,8 +10,11 @@
 // limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
 // over all loops.
 //
-// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise;
-// the Policy argument must be the server's (basic_server<Policy>), or a derived one.
+// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise.
+// Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
+// (server/middleware.hpp) and use() builds the middleware with basic_server's own Policy. The
+// spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
+// sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
 //
 // Not here: queueing beyond the limit; per-route or per-client limits.
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
@@ -28,7 +31,7 @@
 #include <cstddef>      // std::size_t
 #include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
-#include <type_traits>  // std::conditional_t
+#include <type_traits>  // std::conditional_t, std::is_same_v
 
 namespace skiff {
 namespace detail {
@@ -94,21 +97,42 @@ private:
     slot_state state_ = slot_state::held;
 };
 
+// What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().
+class concurrency_limit_maker {
+public:
+    explicit concurrency_limit_maker(std::size_t n) noexcept : limit_(n) {}
+
+    template <class Policy>
+    middleware for_policy() const {
+        static_assert(is_policy<Policy>, "skiff::concurrency_limit: the server's policy");
+        auto count = std::make_shared<in_flight_count<Policy>>(limit_);
+        return [count](request&, response& res, const next& go) {
+            if (count->enter() == admission::refused) {
+                res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+                return;
+            }
+            in_flight_slot<Policy> slot(count);
+            go();
+            slot.follow(res);
+        };
+    }
+
+private:
+    std::size_t limit_;
+};
+
+// The default of concurrency_limit's template parameter: "the server says".
+struct policy_of_server {};
+
 } // namespace detail
 
-template <class Policy = single>
-middleware concurrency_limit(std::size_t n) {
-    static_assert(detail::is_policy<Policy>, "skiff::concurrency_limit<Policy>: the server's policy");
-    auto count = std::make_shared<detail::in_flight_count<Policy>>(n);
-    return [count](request&, response& res, const next& go) {
-        if (count->enter() == detail::admission::refused) {
-            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
-            return;
-        }
-        detail::in_flight_slot<Policy> slot(count);
-        go();
-        slot.follow(res);
-    };
+// At most n requests inside the chain behind it; give it to use(), which supplies the policy.
+template <class Named = detail::policy_of_server>
+detail::concurrency_limit_maker concurrency_limit(std::size_t n) {
+    static_assert(std::is_same_v<Named, detail::policy_of_server>,
+                  "skiff::concurrency_limit<Policy>(n): write skiff::concurrency_limit(n); the server's use() "
+                  "supplies its own policy, so the count cannot disagree with it");
+    return detail::concurrency_limit_maker(n);
 }
 
 } // namespace skiff

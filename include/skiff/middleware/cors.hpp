@@ -17,7 +17,7 @@
 // A preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin
 // is answered here, 204 without calling next(): Allow-Origin as above, Allow-Methods
 // (methods), Allow-Headers (headers, or when empty the Access-Control-Request-Headers the
-// preflight asked for), and Max-Age (max_age seconds; nullopt for none). A preflight from
+// preflight asked for, over all its lines), and Max-Age (max_age seconds; nullopt for none). A preflight from
 // another origin goes on as a plain OPTIONS request (the router's automatic 204 with Allow)
 // and gets no CORS field, so the browser refuses the call.
 //
@@ -113,11 +113,28 @@ private:
         res.status(204);
         mark(res, allowed);
         if (!opt_.methods.empty()) add(res, "Access-Control-Allow-Methods", opt_.methods);
+        std::string joined;
         std::string_view headers = opt_.headers;
-        if (headers.empty()) headers = req.header("access-control-request-headers");
+        if (headers.empty()) headers = requested_headers(req, joined);
         if (!headers.empty()) add(res, "Access-Control-Allow-Headers", headers);
         if (!max_age_.empty()) add(res, "Access-Control-Max-Age", max_age_);
         res.end();
+    }
+
+    // Access-Control-Request-Headers is a list, which a client or proxy may split over several
+    // lines (RFC 9110 §5.3): all of them, joined into `joined`; a lone line is returned as it is.
+    static std::string_view requested_headers(const request& req, std::string& joined) {
+        std::string_view first;
+        for (std::string_view line : req.header_values("access-control-request-headers")) {
+            if (line.empty()) continue;
+            if (first.empty()) {
+                first = line;
+                continue;
+            }
+            if (joined.empty()) joined = first;
+            joined.append(", ").append(line);
+        }
+        return joined.empty() ? first : std::string_view(joined);
     }
 
     cors_options opt_;

@@ -18,6 +18,12 @@
 // (no prefix) also wraps the 404 and 405 answers and the automatic OPTIONS answer (204 with
 // Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
 //
+// A built-in that needs what only the server knows, its threading policy (concurrency_limit's
+// count, shared by the loops), is not a middleware but a maker: an object with
+// `template <class Policy> middleware for_policy() const`. use() calls it with the server's own
+// Policy, so the two cannot disagree (a count compiled for `single` on a sharded server is a
+// data race that compiles).
+//
 // Not here: the request path is not matched against prefixes per request (the route's pattern
 // was, at registration); a middleware added after a route does not reach it.
 #ifndef SKIFF_SERVER_MIDDLEWARE_HPP
@@ -26,13 +32,15 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/router/router.hpp"
+#include "skiff/server/policy.hpp"
 
 #include <cstddef>      // std::size_t
 #include <functional>   // std::function
 #include <memory>       // std::shared_ptr: chains share their middleware
 #include <string>       // std::string prefixes (start-up only)
 #include <string_view>  // std::string_view patterns
-#include <utility>      // std::move
+#include <type_traits>  // std::void_t, detecting a maker
+#include <utility>      // std::declval, std::move
 #include <vector>       // std::vector of middleware
 
 namespace skiff {
@@ -73,6 +81,13 @@ inline void chain::run(std::size_t i, request& req, response& res) const {
     if (i < steps.size()) return (*steps[i])(req, res, next(*this, i, req, res));
     if (last) last(req, res);
 }
+
+// Whether T is a maker (above): basic_server::use() takes it and supplies its Policy.
+template <class T, class = void>
+inline constexpr bool is_policy_bound = false;
+template <class T>
+inline constexpr bool
+    is_policy_bound<T, std::void_t<decltype(std::declval<const T&>().template for_policy<single>())>> = true;
 
 // The middleware registered so far, with the prefixes they apply to ("" for the whole app).
 class middleware_stack {

@@ -40,6 +40,7 @@
 #include <string_view>   // std::string_view patterns
 #include <sys/types.h>   // mode_t
 #include <system_error>  // std::error_code
+#include <type_traits>   // std::enable_if_t: use() of a maker
 #include <utility>       // std::move
 #include <vector>        // std::vector of socket files and inherited descriptors
 
@@ -70,11 +71,17 @@ public:
 
     // The files under root at prefix ("/" or "/static"), for GET and HEAD: a `*path` route
     // answered by files/serve_dir.hpp (types, ETag, Range, precompressed siblings, sendfile).
-    // root is resolved now; one that does not exist answers 404 to everything.
+    // root is resolved now; one that does not exist answers 404 to everything. The prefix
+    // without its slash ("/static") is a directory too, so it answers 301 to "/static/", as
+    // "/static/sub" does to "/static/sub/"; a GET route already registered there is kept.
     basic_server& serve_dir(std::string_view prefix, const std::string& root, static_options opt = {}) {
         std::string base(prefix);
         if (base.empty() || base.back() != '/') base += '/';
-        return get(base + "*path", detail::static_dir(base, root, std::move(opt)));
+        detail::static_dir files(base, root, std::move(opt));
+        get(base + "*path", files);
+        std::string bare = base.substr(0, base.size() - 1);
+        if (!bare.empty()) router_.try_add("GET", bare, middleware_.wrap(bare, std::move(files)));
+        return *this;
     }
 
     // Middleware (server/middleware.hpp) for the routes registered after this call: all of
@@ -84,6 +91,16 @@ public:
         middleware_.add(std::move(prefix), std::move(m));
         wrap_fallbacks();
         return *this;
+    }
+    // A built-in that needs this server's policy (concurrency_limit(n)): built here with
+    // Policy, so it cannot be built for another (server/middleware.hpp, "a maker").
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(const Maker& make) {
+        return use("", make.template for_policy<Policy>());
+    }
+    template <class Maker, class = std::enable_if_t<detail::is_policy_bound<Maker>>>
+    basic_server& use(std::string prefix, const Maker& make) {
+        return use(std::move(prefix), make.template for_policy<Policy>());
     }
     basic_server& get(std::string_view pattern, handler h) { return route("GET", pattern, std::move(h)); }
     basic_server& head(std::string_view pattern, handler h) { return route("HEAD", pattern, std::move(h)); }
