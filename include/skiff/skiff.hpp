@@ -12,6 +12,7 @@
 #include "skiff/detail/date_cache.hpp"
 #include "skiff/detail/buffer_pool.hpp"
 #include "skiff/detail/guarded_call.hpp"
+#include "skiff/detail/unique_function.hpp"
 #include "skiff/detail/bytes.hpp"
 #include "skiff/detail/optional_index.hpp"
 #include "skiff/detail/scan.hpp"

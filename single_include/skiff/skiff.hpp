@@ -574,6 +574,126 @@ inline const char* describe_current_exception() noexcept { return "unknown excep
 
 #endif // SKIFF_DETAIL_GUARDED_CALL_HPP
 // end skiff/detail/guarded_call.hpp
+// begin skiff/detail/unique_function.hpp
+// A move-only std::function: what the loop's services (loop_ref::post, after, every, watch)
+// and the blocking pool keep, so that a callable holding a move-only handle (a deferred, a
+// push_stream, a std::unique_ptr) can be given to them as it is, without a shared_ptr around it.
+//
+//   detail::unique_function<void()> f = [d = std::move(later)]() mutable { d.text("done"); };
+//
+// Invariants. A callable that fits small_size bytes, at most max_align_t's alignment, and
+// moves without throwing lives inside the object (no allocation: a lambda with a deferred,
+// 40 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
+// empty (operator bool false) and must not be called. Not thread-safe: one owner at a time.
+#ifndef SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+#define SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+
+#include <cstddef>      // std::size_t, std::max_align_t
+#include <new>          // placement new
+#include <type_traits>  // std::decay_t, std::is_invocable_r_v
+#include <utility>      // std::forward, std::move
+
+namespace skiff::detail {
+
+template <class Signature>
+class unique_function;
+
+template <class R, class... Args>
+class unique_function<R(Args...)> {
+public:
+    unique_function() noexcept = default;
+    unique_function(std::nullptr_t) noexcept {}
+
+    template <class F, class Fn = std::decay_t<F>,
+              class = std::enable_if_t<!std::is_same_v<Fn, unique_function> && std::is_invocable_r_v<R, Fn&, Args...>>>
+    unique_function(F&& f) {  // NOLINT: converting, as std::function's is
+        if constexpr (is_small<Fn>) ::new (static_cast<void*>(buf_)) Fn(std::forward<F>(f));
+        else *reinterpret_cast<Fn**>(buf_) = new Fn(std::forward<F>(f));
+        ops_ = &table_for<Fn>;
+    }
+
+    unique_function(unique_function&& o) noexcept { take(o); }
+    unique_function& operator=(unique_function&& o) noexcept {
+        if (this != &o) {
+            reset();
+            take(o);
+        }
+        return *this;
+    }
+    unique_function& operator=(std::nullptr_t) noexcept {
+        reset();
+        return *this;
+    }
+    unique_function(const unique_function&) = delete;
+    unique_function& operator=(const unique_function&) = delete;
+    ~unique_function() { reset(); }
+
+    explicit operator bool() const noexcept { return ops_ != nullptr; }
+
+    R operator()(Args... args) { return ops_->call(buf_, std::forward<Args>(args)...); }
+
+private:
+    // Two std::strings' worth: the lambdas this library's own services wrap, each holding a
+    // user's callable of a few captures, stay inside.
+    static constexpr std::size_t small_size = 6 * sizeof(void*);
+
+    template <class Fn>
+    static constexpr bool is_small = sizeof(Fn) <= small_size && alignof(Fn) <= alignof(std::max_align_t) &&
+                                     std::is_nothrow_move_constructible_v<Fn>;
+
+    struct ops {
+        R (*call)(void* self, Args&&... args);
+        void (*move_to)(void* from, void* to) noexcept;  // moves, then destroys `from`
+        void (*destroy)(void* self) noexcept;
+    };
+
+    template <class Fn>
+    static Fn& target(void* self) noexcept {
+        if constexpr (is_small<Fn>) return *static_cast<Fn*>(self);
+        else return **static_cast<Fn**>(self);
+    }
+
+    template <class Fn>
+    static R call_of(void* self, Args&&... args) {
+        return static_cast<R>(target<Fn>(self)(std::forward<Args>(args)...));
+    }
+    template <class Fn>
+    static void move_of(void* from, void* to) noexcept {
+        if constexpr (is_small<Fn>) {
+            ::new (to) Fn(std::move(target<Fn>(from)));
+            target<Fn>(from).~Fn();
+        } else {
+            *static_cast<Fn**>(to) = *static_cast<Fn**>(from);
+        }
+    }
+    template <class Fn>
+    static void destroy_of(void* self) noexcept {
+        if constexpr (is_small<Fn>) target<Fn>(self).~Fn();
+        else delete *static_cast<Fn**>(self);
+    }
+    template <class Fn>
+    static constexpr ops table_for{&call_of<Fn>, &move_of<Fn>, &destroy_of<Fn>};
+
+    void take(unique_function& o) noexcept {
+        if (o.ops_ == nullptr) return;
+        o.ops_->move_to(o.buf_, buf_);
+        ops_ = o.ops_;
+        o.ops_ = nullptr;
+    }
+    void reset() noexcept {
+        if (ops_ == nullptr) return;
+        ops_->destroy(buf_);
+        ops_ = nullptr;
+    }
+
+    alignas(std::max_align_t) unsigned char buf_[small_size];
+    const ops* ops_ = nullptr;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+// end skiff/detail/unique_function.hpp
 // begin skiff/detail/bytes.hpp
 // Word-at-a-time byte helpers for short strings: unaligned loads, an equality test and the
 // search for a '/', each without a library call, for the router's segment compares.
@@ -6365,6 +6485,9 @@ struct loop_time {
 
     // How long the loop's wait may block: as long as the loop asks (test_loop's clock says 0).
     static constexpr int wait_ms(int wanted) noexcept { return wanted; }
+    // The clock the loop's services (loop_ref timers, deferred_timeout) follow, read once a
+    // turn and only by a program that has them.
+    static std::int64_t services_ms() noexcept { return monotonic_ms(); }
 
 private:
     std::int64_t next_second_ms_ = 0;  // the start of the monotonic second after the last reading
@@ -9468,7 +9591,7 @@ private:
         int base = -1;
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
-        std::int64_t now = monotonic_ms();
+        std::int64_t now = time_.services_ms();
         hub->on_turn(now, *this);
         return hub->timeout(base, now);
     }
@@ -9645,7 +9768,6 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t
-#include <functional>     // std::function tasks
 #include <limits>         // no deadline
 #include <map>            // timers by due time
 #include <memory>         // std::shared_ptr, the hub's own life
@@ -9654,9 +9776,19 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #include <utility>        // std::move, std::swap
 #include <vector>         // the inbox, watchers
 
+namespace skiff {
+
+// What a repeating timer's callback wants next (loop_ref::every): to run again after its
+// period, or to end here, as loop_ref::cancel would.
+enum class timer_action : std::uint8_t { keep, stop };
+
+} // namespace skiff
+
 namespace skiff::detail {
 
-using hub_task = std::function<void(loop_context&)>;
+// Move-only, so that a task may own what it completes (a deferred, a push_stream).
+using hub_task = unique_function<void(loop_context&)>;
+using timer_task = unique_function<timer_action(loop_context&)>;
 
 class async_hub final : private loop_hub {
 public:
@@ -9690,11 +9822,13 @@ public:
 
     std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
-    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
-    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
+    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0,
+    // until it answers timer_action::stop or is cancelled. The delay counts from the turn
+    // that takes the timer in, on the loop's clock (the test client's moves by hand).
+    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
-        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
-        post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
+        post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
+            std::int64_t due = after_ms == no_timer ? no_timer : turn_now_ + after_ms;
             timers_.emplace(id, timer{due, period_ms, std::move(fn)});
             by_due_.emplace(due, id);
             note_next_due();
@@ -9706,7 +9840,7 @@ public:
     }
 
     // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
-    std::uint64_t add_watch(int fd, std::function<void()> fn) {
+    std::uint64_t add_watch(int fd, unique_function<void()> fn) {
         std::uint64_t id = new_id();
         post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
             auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
@@ -9781,9 +9915,10 @@ public:
         std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
         if (drain_now) p.lock();
         else if (!p.try_lock()) return;
+        turn_now_ = now_ms;
         if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
         run_due(now_ms, ctx);
-        free_retired(now_ms);
+        free_retired();
     }
 
     void exclusive(void (*fn)(void*), void* arg) {
@@ -9819,12 +9954,12 @@ private:
     struct timer {
         std::int64_t due;
         std::int64_t period;
-        hub_task fn;
+        timer_task fn;
     };
     struct watcher {
         std::uint64_t id;
         int fd;
-        std::function<void()> fn;
+        unique_function<void()> fn;
         std::int64_t retired_at;
     };
 
@@ -9880,12 +10015,14 @@ private:
             by_due_.erase(by_due_.begin());
             auto it = timers_.find(id);
             if (it == timers_.end()) continue;  // cancelled
-            hub_task fn = std::move(it->second.fn);
+            timer_task fn = std::move(it->second.fn);
             std::int64_t period = it->second.period;
             if (period == 0) timers_.erase(it);
-            call_guarded([&] { fn(ctx); }, [] {});
+            timer_action next = timer_action::keep;  // one that threw runs again, as before it could say
+            call_guarded([&] { next = fn(ctx); }, [] {});
             it = timers_.find(id);  // fn may have cancelled itself
-            if (period != 0 && it != timers_.end()) {
+            if (period != 0 && it != timers_.end() && next == timer_action::stop) drop_timer(id);
+            else if (period != 0 && it != timers_.end()) {
                 it->second.fn = std::move(fn);
                 it->second.due = now_ms + period;
                 by_due_.emplace(it->second.due, id);
@@ -9936,8 +10073,10 @@ private:
         return it == held_.end() ? nullptr : it->second.state;
     }
 
-    void free_retired(std::int64_t now_ms) {
+    // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
+    void free_retired() {
         if (retired_count_.load(std::memory_order_relaxed) == 0) return;
+        std::int64_t now_ms = monotonic_ms();
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
@@ -9968,6 +10107,7 @@ private:
     std::unordered_map<std::uint64_t, timer> timers_;
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
+    std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
@@ -11070,7 +11210,8 @@ using server = basic_server<single>;
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
-//                repeating, cancellable), and watching a foreign descriptor for readability.
+//                repeating, cancellable, or ending themselves), and watching a foreign
+//                descriptor for readability. Each takes move-only callables.
 //
 // None of these touches a connection: each posts to its loop's hub (async/hub.hpp), and the
 // loop applies it if the connection is still the one the answer belongs to (else it is
@@ -11089,6 +11230,7 @@ using server = basic_server<single>;
 #include <memory>       // std::shared_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // what every()'s callback returns
 #include <utility>      // std::move, std::pair
 #include <vector>       // fields
 
@@ -11110,21 +11252,40 @@ public:
     explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
     explicit operator bool() const noexcept { return hub_ != nullptr; }
 
-    // Runs fn on the loop; false when the loop is gone (fn is dropped).
-    bool post(std::function<void()> fn) const {
-        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) { fn(); });
+    // Runs fn on the loop; false when the loop is gone (fn is dropped). Each of these takes
+    // any callable, move-only ones too: [later = std::move(later)]() mutable { later.end(); }.
+    bool post(detail::unique_function<void()> fn) const {
+        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) mutable { fn(); });
     }
-    // fn runs on the loop once after `delay`, or every `period` until cancelled.
-    timer_id after(std::chrono::milliseconds delay, std::function<void()> fn) const { return timer(delay, {}, std::move(fn)); }
-    timer_id every(std::chrono::milliseconds period, std::function<void()> fn) const {
-        return timer(period, period, std::move(fn));
+    // fn runs on the loop once after `delay`.
+    timer_id after(std::chrono::milliseconds delay, detail::unique_function<void()> fn) const {
+        return timer(delay, {}, [fn = std::move(fn)](detail::loop_context&) mutable {
+            fn();
+            return timer_action::stop;
+        });
+    }
+    // fn runs on the loop every `period` until cancel(), or until it returns
+    // timer_action::stop (a callback returning void runs until cancelled).
+    template <class Fn>
+    timer_id every(std::chrono::milliseconds period, Fn&& fn) const {
+        using result = std::invoke_result_t<std::decay_t<Fn>&>;
+        static_assert(std::is_void_v<result> || std::is_same_v<result, timer_action>,
+                      "loop_ref::every: the callback returns void or skiff::timer_action");
+        return timer(period, period, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
+            if constexpr (std::is_void_v<result>) {
+                fn();
+                return timer_action::keep;
+            } else {
+                return fn();
+            }
+        });
     }
     void cancel(timer_id id) const {
         if (hub_) hub_->cancel_timer(id);
     }
     // on_readable runs on the loop while fd (non-blocking, owned by the caller) is readable,
     // until unwatch(); the caller reads it there.
-    watch_id watch(int fd, std::function<void()> on_readable) const {
+    watch_id watch(int fd, detail::unique_function<void()> on_readable) const {
         return hub_ ? hub_->add_watch(fd, std::move(on_readable)) : 0;
     }
     void unwatch(watch_id id) const {
@@ -11135,9 +11296,9 @@ private:
     friend class deferred;
     explicit loop_ref(std::shared_ptr<detail::async_hub> hub) : hub_(std::move(hub)) {}
 
-    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, std::function<void()> fn) const {
+    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, detail::timer_task fn) const {
         if (!hub_) return 0;
-        return hub_->add_timer(first.count(), period.count(), [fn = std::move(fn)](detail::loop_context&) { fn(); });
+        return hub_->add_timer(first.count(), period.count(), std::move(fn));
     }
 
     std::shared_ptr<detail::async_hub> hub_;
@@ -11363,7 +11524,10 @@ inline deferred::deferred(response& r) {
     s->push_limit = a.push_limit;
     s->push_high_water = a.push_high_water;
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
-    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) { ctx.give_up(*s); });
+    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
+        ctx.give_up(*s);
+        return timer_action::stop;
+    });
     r.sent_ = true;
     r.deferred_ = s.get();
     s_ = std::move(s);
@@ -11577,8 +11741,9 @@ inline read_state read_response(std::string_view in, answer_to to, stream_end en
 // serves the single policy only, on the thread that calls it; nothing here starts a thread.
 // The Date line is fixed (fixed_date), so two runs of a test see the same bytes.
 //
-// The loop's services (loop_ref timers, options::deferred_timeout) keep the monotonic clock:
-// advance() does not move them. Posted tasks and deferred answers run on the next turn.
+// The loop's services (loop_ref timers, options::deferred_timeout) follow the same clock:
+// advance() moves them too, and a timer's delay counts from the turn that took it in. Posted
+// tasks and deferred answers run on the next turn.
 #ifndef SKIFF_TESTING_TEST_LOOP_HPP
 #define SKIFF_TESTING_TEST_LOOP_HPP
 
@@ -11607,6 +11772,7 @@ struct manual_time : loop_time {
     }
     // Nothing outside the test moves this clock, so waiting could only hang the test.
     static constexpr int wait_ms(int) noexcept { return 0; }
+    std::int64_t services_ms() const noexcept { return clock_ms; }
 };
 
 class test_loop {
@@ -11655,7 +11821,7 @@ private:
 //   auto r = client.get("/user/7");            // sends, serves until idle, reads the answer
 //   CHECK(r.status == 200);
 //   client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
-//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines fire
+//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines and timers fire
 //
 // Every call that sends or moves the clock then serves until idle: the loop turns until a
 // turn finds nothing ready and brings no bytes either way. What the server wrote is kept
@@ -11663,9 +11829,9 @@ private:
 // (testing::fixed_date), so answers compare byte for byte.
 //
 // It does not: run the sharded or shared policies (the routes are the same under each; their
-// threading is tested with a real server), move the clock of the loop's services (loop_ref
-// timers and options::deferred_timeout run on the monotonic clock), or wait for a thread that
-// completes a deferred answer: join it, then run(). Use client.loop(), not app().loop(): the
+// threading is tested with a real server) or wait for a thread that completes a deferred
+// answer: join it, then run(). The loop's services (loop_ref timers, deferred_timeout) follow
+// the test clock like the deadlines. Use client.loop(), not app().loop(): the
 // server object only holds the routes and options; it never listens.
 #ifndef SKIFF_TESTING_TEST_CLIENT_HPP
 #define SKIFF_TESTING_TEST_CLIENT_HPP

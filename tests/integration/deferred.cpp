@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -665,4 +666,58 @@ TEST_CASE("a loop with a long run of posted tasks serves a ready request before 
     CHECK(seen.load() < 128);  // served after a turn's share or two, not after all of them
     app.stop();
     runner.join();
+}
+
+// A deferred is move-only: each service takes it moved into its callable, no shared_ptr around it.
+TEST_CASE_TEMPLATE("post, after, every and watch take callables that own a deferred", Policy, SKIFF_TEST_POLICIES) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::atomic<skiff::watch_id> watching{0};
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/post", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.post([later = std::move(later)]() mutable { later.text("posted"); });
+        });
+        app.get("/after", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.after(10ms, [later = std::move(later)]() mutable { later.text("after"); });
+        });
+        app.get("/every", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.every(5ms, [n = 0, later = std::move(later)]() mutable {
+                if (++n < 3) return skiff::timer_action::keep;
+                later.text("every " + std::to_string(n));
+                return skiff::timer_action::stop;
+            });
+        });
+        app.get("/watch", [&](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            watching = loop.watch(fds[0], [fd = fds[0], later = std::move(later)]() mutable {
+                char c = 0;
+                if (::read(fd, &c, 1) == 1) later.text(std::string("watched ") + c);
+            });
+        });
+    });
+    client c(srv.port());
+    const std::pair<const char*, const char*> answers[] = {{"/post", "posted"}, {"/after", "after"}, {"/every", "every 3"}};
+    for (auto [path, body] : answers) {
+        c.send(request(path));
+        auto rs = read_responses(c, 1);
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].body == body);
+    }
+    c.send(request("/watch"));
+    std::this_thread::sleep_for(20ms);  // the watch is taken in by the loop
+    CHECK(::write(fds[1], "w", 1) == 1);
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "watched w");
+    srv.app().loop().unwatch(watching.load());
+    std::this_thread::sleep_for(20ms);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }
