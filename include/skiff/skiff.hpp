@@ -73,6 +73,7 @@
 #include "skiff/server/metrics.hpp"
 #include "skiff/server/server.hpp"
 #include "skiff/async/deferred.hpp"
+#include "skiff/async/thread_pool.hpp"
 #include "skiff/testing/test_response.hpp"
 #include "skiff/testing/test_loop.hpp"
 #include "skiff/testing/test_client.hpp"
