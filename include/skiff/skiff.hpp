@@ -37,6 +37,7 @@
 #include "skiff/http/route_params.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/require.hpp"
 #include "skiff/http/json_escape.hpp"
 #include "skiff/http/cookie.hpp"
 #include "skiff/http/multipart.hpp"

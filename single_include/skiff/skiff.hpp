@@ -3297,13 +3297,29 @@ struct route_params {
 #define SKIFF_HTTP_REQUEST_HPP
 
 
+#include <charconv>     // std::from_chars for typed parameters
 #include <cstddef>      // std::size_t
-#include <optional>     // std::optional from percent_decode
+#include <optional>     // std::optional from percent_decode, typed parameters
 #include <string>       // std::string as the decoding arena
 #include <string_view>  // std::string_view
+#include <system_error> // std::errc from std::from_chars
+#include <type_traits>  // what a typed parameter may be
 #include <vector>       // std::vector for fields and decoded pairs
 
 namespace skiff {
+
+// A whole decimal integer of type T: digits, a '-' first for a signed T, nothing else (no
+// '+', no spaces, no trailing bytes), within T's range; empty otherwise.
+template <class T>
+std::optional<T> parse_integer(std::string_view text) noexcept {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                  "skiff: typed parameters are integers (int, long long, unsigned, std::size_t, ...)");
+    T value{};
+    const char* end = text.data() + text.size();
+    auto [stop, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
+    return value;
+}
 
 struct query_pair {
     std::string_view key;
@@ -3343,10 +3359,21 @@ public:
         return {};
     }
     const route_params& params() const noexcept { return params_; }
+    // The route parameter as an integer (parse_integer); empty when absent, not a number, or
+    // out of T's range. response.hpp's require_param answers 400 instead.
+    template <class T>
+    std::optional<T> param_as(std::string_view name) const noexcept {
+        return parse_integer<T>(param(name));
+    }
 
     // The first query value for key (keys compare after decoding), decoded; empty if absent.
     std::string_view query(std::string_view key) { return find_pair(queries(), key); }
     bool has_query(std::string_view key) { return has_pair(queries(), key); }
+    // The first query value for key as an integer, as param_as.
+    template <class T>
+    std::optional<T> query_as(std::string_view key) {
+        return parse_integer<T>(query(key));
+    }
     // Every key=value pair of the query string, decoded, in order.
     const std::vector<query_pair>& queries() {
         if (!query_parsed_) {
@@ -4002,6 +4029,60 @@ struct response_access {
 
 #endif // SKIFF_HTTP_RESPONSE_HPP
 // end skiff/http/response.hpp
+// begin skiff/http/require.hpp
+// Typed parameters that answer for the handler: a route parameter or query value that must be
+// an integer, and a clear 400 when it is missing or is not one, so that a handler reads
+//
+//   auto id = skiff::require_param<long long>(req, res, "id");
+//   if (!id) return;  // answered: 400 "parameter id: expected an integer"
+//
+// An integer out of T's range is not one (so "99999999999" for an int answers 400).
+//
+// The parsing is request::param_as / query_as (request.hpp: whole decimal, in range). The 400
+// goes through the response like any answer, so response hooks and middleware see it.
+#ifndef SKIFF_HTTP_REQUIRE_HPP
+#define SKIFF_HTTP_REQUIRE_HPP
+
+
+#include <optional>     // the value, or none once answered
+#include <string>       // the 400's text
+#include <string_view>  // names
+#include <type_traits>  // std::is_unsigned_v
+
+namespace skiff {
+
+namespace detail {
+
+template <class T>
+std::optional<T> answer_bad_integer(response& res, std::string_view what, std::string_view name) {
+    std::string why;
+    why.append(what).append(" ").append(name);
+    why.append(std::is_unsigned_v<T> ? ": expected a non-negative integer\n" : ": expected an integer\n");
+    res.status(400).text(why);
+    return std::nullopt;
+}
+
+} // namespace detail
+
+// The route parameter `name` as T; when it is not a whole integer in T's range, answers 400
+// (text/plain, naming the parameter) and is empty: the handler returns.
+template <class T>
+std::optional<T> require_param(const request& req, response& res, std::string_view name) {
+    std::optional<T> v = req.param_as<T>(name);
+    return v ? v : detail::answer_bad_integer<T>(res, "parameter", name);
+}
+
+// The same for the query value `key`; missing is as invalid (use query_as for optional ones).
+template <class T>
+std::optional<T> require_query(request& req, response& res, std::string_view key) {
+    std::optional<T> v = req.query_as<T>(key);
+    return v ? v : detail::answer_bad_integer<T>(res, "query value", key);
+}
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_REQUIRE_HPP
+// end skiff/http/require.hpp
 // begin skiff/http/json_escape.hpp
 // JSON string escaping (RFC 8259 §7), for handlers that build a small JSON answer by hand:
 //
@@ -11537,6 +11618,174 @@ inline deferred::deferred(response& r) {
 
 #endif // SKIFF_ASYNC_DEFERRED_HPP
 // end skiff/async/deferred.hpp
+// begin skiff/async/thread_pool.hpp
+// Blocking work off the loop: a fixed set of threads that run what would block a loop (a
+// database query, a file system walk, a call to a synchronous client) and answer through the
+// request's deferred handle.
+//
+//   skiff::blocking_pool pool(4);                        // outlives the server
+//   app.get("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
+//       auto id = req.param_as<long long>("id");
+//       pool.run(res.defer(), [id](skiff::deferred& later) { later.json(load(*id)); });
+//   });
+//
+// The queue is bounded (max_queued tasks waiting, not counting those running): past it run()
+// answers at once, 503 with Retry-After: 1 (or what on_full() renders), so an overloaded
+// backend sheds load instead of growing the queue, and the client is told to come back.
+// A task whose answer nobody waits for any more (the client went, the deadline passed) is
+// skipped when its turn comes. A task that throws answers 500 if it had not answered.
+//
+// Invariants. The threads start in the constructor and are joined in the destructor, which
+// first refuses new work (pool_status::stopped) and lets the threads finish what is queued;
+// a late answer, after its server is gone, is a no-op. Nothing here is compiled into a program
+// that does not name the pool, so a single-policy server that does not use it has no thread
+// code (tests/compile/no_thread_symbols.cmake).
+#ifndef SKIFF_ASYNC_THREAD_POOL_HPP
+#define SKIFF_ASYNC_THREAD_POOL_HPP
+
+
+#include <condition_variable>  // workers wait for tasks
+#include <cstddef>             // std::size_t
+#include <cstdint>             // std::uint8_t
+#include <deque>               // the queue
+#include <functional>          // std::function: the overflow answer, called from any thread
+#include <mutex>               // the queue's lock
+#include <thread>              // the workers
+#include <type_traits>         // std::is_invocable_v
+#include <utility>             // std::move, std::forward
+#include <vector>              // the workers
+
+namespace skiff {
+
+// What became of work given to a pool.
+enum class pool_status : std::uint8_t {
+    queued,   // a pool thread will run it
+    full,     // max_queued tasks already wait: not queued (run() has answered 503)
+    stopped,  // the pool is being destroyed: not queued (run() has answered 503)
+};
+
+class blocking_pool {
+public:
+    static constexpr std::size_t default_max_queued = 1024;
+
+    explicit blocking_pool(unsigned threads, std::size_t max_queued = default_max_queued) : max_queued_(max_queued) {
+        if (threads == 0) threads = 1;
+        threads_.reserve(threads);
+        for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(i); });
+    }
+    blocking_pool(const blocking_pool&) = delete;
+    blocking_pool& operator=(const blocking_pool&) = delete;
+    ~blocking_pool() {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            state_ = pool_state::stopping;
+        }
+        wake_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+
+    // Runs work(later) on a pool thread; work answers through `later` (any of its
+    // completions, or a push stream). Refused (full or stopped): `later` is answered 503 now.
+    template <class Work>
+    pool_status run(deferred later, Work&& work) {
+        static_assert(std::is_invocable_v<std::decay_t<Work>&, deferred&>,
+                      "blocking_pool::run: the work is called as work(skiff::deferred&)");
+        std::unique_lock<std::mutex> g(lock_);
+        pool_status st = admit();
+        if (st != pool_status::queued) {
+            g.unlock();
+            refuse(later);
+            return st;
+        }
+        return enqueue(g, [later = std::move(later), work = std::forward<Work>(work)]() mutable {
+            if (later.cancelled()) {
+                later.end();  // nobody waits: a no-op, where dropping it would warn of a lost answer
+                return;
+            }
+            detail::call_guarded([&] { work(later); }, [&] {
+                if (later.pending()) later.status(500).text("Internal Server Error\n");
+            });
+        });
+    }
+
+    // Runs task on a pool thread; refused when full or stopping (the task is dropped).
+    pool_status submit(detail::unique_function<void()> task) {
+        std::unique_lock<std::mutex> g(lock_);
+        pool_status st = admit();
+        if (st != pool_status::queued) return st;
+        return enqueue(g, [task = std::move(task)]() mutable { detail::call_guarded([&] { task(); }, [] {}); });
+    }
+
+    // The answer to give when run() is refused, instead of 503 text/plain with Retry-After: 1
+    // (a JSON API answers JSON). Set before the pool is used: it is called from any thread.
+    void on_full(std::function<void(deferred&)> render) { on_full_ = std::move(render); }
+
+    // Which of this pool's threads calls, from 0 to size() - 1: for state kept per thread (a
+    // database connection each). Outside a pool thread: size_t(-1).
+    static std::size_t worker() noexcept { return current_worker(); }
+    std::size_t size() const noexcept { return threads_.size(); }
+    // Tasks waiting for a thread (approximate: others may be adding or taking).
+    std::size_t queued() const {
+        std::lock_guard<std::mutex> g(lock_);
+        return tasks_.size();
+    }
+
+private:
+    enum class pool_state : std::uint8_t { running, stopping };
+    using task_type = detail::unique_function<void()>;
+
+    pool_status admit() const noexcept {
+        if (state_ == pool_state::stopping) return pool_status::stopped;
+        return tasks_.size() >= max_queued_ ? pool_status::full : pool_status::queued;
+    }
+
+    template <class Task>
+    pool_status enqueue(std::unique_lock<std::mutex>& g, Task&& task) {
+        tasks_.emplace_back(std::forward<Task>(task));
+        g.unlock();
+        wake_.notify_one();
+        return pool_status::queued;
+    }
+
+    void refuse(deferred& later) const {
+        if (on_full_) return on_full_(later);
+        later.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+    }
+
+    static std::size_t& current_worker() noexcept {
+        static thread_local std::size_t index = static_cast<std::size_t>(-1);
+        return index;
+    }
+
+    // Takes tasks until the pool stops and the queue is empty: what was queued still runs.
+    void work(std::size_t index) {
+        current_worker() = index;
+        std::unique_lock<std::mutex> g(lock_);
+        for (;;) {
+            wake_.wait(g, [this] { return state_ == pool_state::stopping || !tasks_.empty(); });
+            if (tasks_.empty()) return;
+            task_type t = std::move(tasks_.front());
+            tasks_.pop_front();
+            g.unlock();
+            t();
+            t = nullptr;  // what the task held (its deferred) goes before the lock is taken again
+            g.lock();
+        }
+    }
+
+    mutable std::mutex lock_;
+    std::condition_variable wake_;
+    std::deque<task_type> tasks_;
+    std::size_t max_queued_;
+    pool_state state_ = pool_state::running;
+    std::function<void(deferred&)> on_full_;
+    std::vector<std::thread> threads_;  // last: started once everything they use is made
+};
+
+} // namespace skiff
+
+#endif // SKIFF_ASYNC_THREAD_POOL_HPP
+// end skiff/async/thread_pool.hpp
 // begin skiff/testing/test_response.hpp
 // One HTTP/1.1 response as the test client read it off the wire: status, reason, header
 // fields in the order sent, the body with any chunked framing removed, and the exact bytes.
