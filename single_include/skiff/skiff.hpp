@@ -6345,7 +6345,9 @@ struct options {
     std::function<void(std::string_view what, const request&)> on_error;
     // on_rejection: the server answers a request itself (a rejection, or the 500 after a
     // throw); fields the hook adds with header() go on that answer (request id, security
-    // headers), before its body is written. Not called for the fixed 503 at accept.
+    // headers), and a body it writes (res.json(...), res.html(...)) replaces the plain text
+    // one. The status is the server's: a hook that changes it gets the plain answer. Not
+    // called for the fixed 503 at accept.
     std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
@@ -8907,19 +8909,24 @@ private:
         text[n++] = '\n';
         res_.status(status);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
-        res_.text({text, n});
+        if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
         close_after_output(c, how);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
     }
 
-    // The rejection hook adds its fields; one that throws leaves the answer as it was. The
-    // reason is told as the response hook tells it (a 400 whose request line is good is the
-    // header's fault).
+    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
+    // object); one that throws leaves the answer as it was. The status is the server's: a hook
+    // that changed it gets the plain answer instead. The reason is told as the response hook
+    // tells it (a 400 whose request line is good is the header's fault).
     SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
         response_event e;
         e.reason = why;
         describe_request_line(input, limits_, e);
+        int status = res_.status();
         call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
+        if (res_.status() == status) return;
+        response_access::discard(res_);
+        res_.status(status);
     }
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
@@ -8927,7 +8934,7 @@ private:
         response_access::discard(res_);
         res_.status(500);
         if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
-        res_.text("Internal Server Error\n");
+        if (!res_.sent()) res_.text("Internal Server Error\n");
     }
 
     SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
@@ -11104,7 +11111,12 @@ public:
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
     // throw) pass no middleware, since no route was chosen; fn sees each before its body is
     // written and may add fields with header(), so those answers carry what middleware puts
-    // on the others. The 503 at accept is a fixed text and is not decorated.
+    // on the others, and may write the body itself in the application's format:
+    //   app.on_rejection([](skiff::response& res, skiff::rejection why) {
+    //       res.json(std::string(R"({"error":")") + skiff::to_string(why) + "\"}");
+    //   });
+    // The status stays the server's (a hook that changes it gets the plain answer). The 503 at
+    // accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;

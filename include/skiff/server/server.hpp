@@ -131,7 +131,12 @@ public:
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
     // throw) pass no middleware, since no route was chosen; fn sees each before its body is
     // written and may add fields with header(), so those answers carry what middleware puts
-    // on the others. The 503 at accept is a fixed text and is not decorated.
+    // on the others, and may write the body itself in the application's format:
+    //   app.on_rejection([](skiff::response& res, skiff::rejection why) {
+    //       res.json(std::string(R"({"error":")") + skiff::to_string(why) + "\"}");
+    //   });
+    // The status stays the server's (a hook that changes it gets the plain answer). The 503 at
+    // accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
