@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -373,4 +374,32 @@ TEST_CASE_TEMPLATE("the metrics page counts requests, rejections and bytes", Pol
     CHECK(has("skiff_request_duration_seconds_count 7"));
     CHECK(std::regex_search(text, std::regex("\nskiff_request_duration_seconds_sum \\d+\\.\\d+\n")));
     CHECK(std::regex_search(text, std::regex("\n# HELP skiff_request_duration_seconds [^\n]+\n")));
+}
+
+TEST_CASE_TEMPLATE("the metrics page carries the application's own counters and gauges", Policy, SKIFF_TEST_POLICIES) {
+    std::atomic<std::uint64_t> orders{0};
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.serve_metrics("/metrics", [&orders](skiff::metrics_writer& w) {
+            w.counter("app_orders_total", "Orders placed.", orders.load());
+            w.gauge("app_temperature_celsius", "A line\nbreak and a \\ in help.", -2.5);
+            w.raw("app_items{kind=\"book\"} 3\n");
+        });
+        app.post("/order", [&orders](skiff::request&, skiff::response& res) {
+            ++orders;
+            res.status(201).end();
+        });
+    });
+    for (int i = 0; i < 3; ++i)
+        CHECK(one_response(srv.port(), "POST /order HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").status == 201);
+    reply r = one_response(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string& text = r.body;
+    auto has = [&text](const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; };
+    CHECK(has("skiff_requests_total{code=\"201\"} 3"));  // the server's families are still there
+    CHECK(has("# HELP app_orders_total Orders placed."));
+    CHECK(has("# TYPE app_orders_total counter"));
+    CHECK(has("app_orders_total 3"));
+    CHECK(has("# HELP app_temperature_celsius A line\\nbreak and a \\\\ in help."));
+    CHECK(has("# TYPE app_temperature_celsius gauge"));
+    CHECK(has("app_temperature_celsius -2.5"));
+    CHECK(has("app_items{kind=\"book\"} 3"));
 }

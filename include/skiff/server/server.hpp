@@ -143,10 +143,20 @@ public:
     }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
-    basic_server& serve_metrics(std::string_view path) {
+    // `app_metrics(metrics_writer&)`, when given, appends the application's own families
+    // after the server's at each scrape; under sharded and shared it is called from several
+    // loop threads at once, so what it reads must be safe to read so (atomics, a lock).
+    basic_server& serve_metrics(std::string_view path, std::function<void(metrics_writer&)> app_metrics = {}) {
         if (!metrics_) start_metrics();
         auto m = metrics_;
-        return get(path, [m](request&, response& res) { res.body(m->render(), "text/plain; version=0.0.4"); });
+        return get(path, [m, app = std::move(app_metrics)](request&, response& res) {
+            std::string text = m->render();
+            if (app) {
+                metrics_writer w(text);
+                app(w);
+            }
+            res.body(text, "text/plain; version=0.0.4");
+        });
     }
 
     // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
