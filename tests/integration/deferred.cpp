@@ -670,8 +670,14 @@ TEST_CASE("a loop with a long run of posted tasks serves a ready request before 
 
 // A deferred is move-only: each service takes it moved into its callable, no shared_ptr around it.
 TEST_CASE_TEMPLATE("post, after, every and watch take callables that own a deferred", Policy, SKIFF_TEST_POLICIES) {
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
+    struct pipe_pair {  // closed after the server has stopped (declared before it): no race with its unwatch
+        int fd[2] = {-1, -1};
+        ~pipe_pair() {
+            for (int f : fd) ::close(f);
+        }
+    } p;
+    REQUIRE(::pipe(p.fd) == 0);
+    int* fds = p.fd;
     std::atomic<skiff::watch_id> watching{0};
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
         app.get("/post", [](skiff::request&, skiff::response& res) {
@@ -717,7 +723,5 @@ TEST_CASE_TEMPLATE("post, after, every and watch take callables that own a defer
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].body == "watched w");
     srv.app().loop().unwatch(watching.load());
-    std::this_thread::sleep_for(20ms);
-    ::close(fds[0]);
-    ::close(fds[1]);
+    srv.stop();
 }
