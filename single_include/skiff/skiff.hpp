@@ -582,8 +582,8 @@ inline const char* describe_current_exception() noexcept { return "unknown excep
 //   detail::unique_function<void()> f = [d = std::move(later)]() mutable { d.text("done"); };
 //
 // Invariants. A callable that fits small_size bytes, at most max_align_t's alignment, and
-// moves without throwing lives inside the object (no allocation: a lambda with a deferred,
-// 40 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
+// moves without throwing lives inside the object (no allocation: a lambda that owns a
+// deferred, 64 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
 // empty (operator bool false) and must not be called. Not thread-safe: one owner at a time.
 #ifndef SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
 #define SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
@@ -633,9 +633,9 @@ public:
     R operator()(Args... args) { return ops_->call(buf_, std::forward<Args>(args)...); }
 
 private:
-    // Two std::strings' worth: the lambdas this library's own services wrap, each holding a
-    // user's callable of a few captures, stay inside.
-    static constexpr std::size_t small_size = 6 * sizeof(void*);
+    // Eight pointers: a lambda that owns a deferred (two shared_ptrs, a status and a vector
+    // of fields) and nothing else, the common case, is stored without allocating.
+    static constexpr std::size_t small_size = 8 * sizeof(void*);
 
     template <class Fn>
     static constexpr bool is_small = sizeof(Fn) <= small_size && alignof(Fn) <= alignof(std::max_align_t) &&
@@ -9949,19 +9949,29 @@ public:
 
     // ---- what loop_hub's table calls ----------------------------------------------------
 
+    // What the hub held is destroyed here, after the locks: a task, timer or watcher may own
+    // a deferred (move-only callables), whose destructor posts its 500 to this hub, refused
+    // now; under the inbox lock that post would deadlock, and left in place the handle's
+    // shared_ptr to the hub would keep the hub alive forever.
     void detach() noexcept {
         std::shared_ptr<async_hub> last;
+        std::vector<hub_task> tasks, batch;
+        std::unordered_map<std::uint64_t, timer> timers;
+        std::vector<std::unique_ptr<watcher>> watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
-            inbox_.clear();
+            tasks.swap(inbox_);
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        timers_.clear();
+        timers.swap(timers_);
         by_due_.clear();
-        batch_.clear();
+        batch.swap(batch_);
         next_ = 0;
+        std::lock_guard<std::mutex> w(watch_lock_);
+        watchers.swap(watchers_);
+        retired.swap(retired_);
     }
 
     bool claims(const void* data) const noexcept {
@@ -11406,14 +11416,19 @@ public:
     explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
     explicit operator bool() const noexcept { return hub_ != nullptr; }
 
-    // Runs fn on the loop; false when the loop is gone (fn is dropped). Each of these takes
+    // Runs fn() on the loop; false when the loop is gone (fn is dropped). Each of these takes
     // any callable, move-only ones too: [later = std::move(later)]() mutable { later.end(); }.
-    bool post(detail::unique_function<void()> fn) const {
-        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) mutable { fn(); });
+    // Templates, so that the callable is stored once, in the loop's task, not wrapped twice.
+    template <class Fn>
+    bool post(Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::post: fn is called as fn()");
+        return hub_ && hub_->post([fn = std::forward<Fn>(fn)](detail::loop_context&) mutable { fn(); });
     }
-    // fn runs on the loop once after `delay`.
-    timer_id after(std::chrono::milliseconds delay, detail::unique_function<void()> fn) const {
-        return timer(delay, {}, [fn = std::move(fn)](detail::loop_context&) mutable {
+    // fn() runs on the loop once after `delay`.
+    template <class Fn>
+    timer_id after(std::chrono::milliseconds delay, Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::after: fn is called as fn()");
+        return timer(delay, {}, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
             fn();
             return timer_action::stop;
         });

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace skiff_test;
@@ -724,4 +725,39 @@ TEST_CASE_TEMPLATE("post, after, every and watch take callables that own a defer
     CHECK(rs[0].body == "watched w");
     srv.app().loop().unwatch(watching.load());
     srv.stop();
+}
+
+// What the loop's services hold is released when the server goes, even a callable that owns a
+// deferred (whose handle holds the loop's hub: left in place, the two would keep each other).
+TEST_CASE_TEMPLATE("a watch or timer still owning a deferred when the server stops is destroyed with it", Policy,
+                   SKIFF_TEST_POLICIES) {
+    struct on_destroy {
+        std::atomic<int>* count;
+        explicit on_destroy(std::atomic<int>& c) : count(&c) {}
+        on_destroy(on_destroy&& o) noexcept : count(std::exchange(o.count, nullptr)) {}
+        ~on_destroy() {
+            if (count) ++*count;
+        }
+    };
+    std::atomic<int> destroyed{0};
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    {
+        running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+            app.get("/hold", [&](skiff::request&, skiff::response& res) {
+                skiff::deferred later = res.defer();
+                skiff::loop_ref loop = later.loop();
+                loop.watch(fds[0], [mark = on_destroy(destroyed), later = std::move(later)]() mutable {});
+                loop.after(1h, [mark = on_destroy(destroyed)] {});
+                loop.every(1h, [mark = on_destroy(destroyed)] {});
+            });
+        });
+        client c(srv.port());
+        c.send(request("/hold"));
+        std::this_thread::sleep_for(50ms);  // the loop takes the watch and timers in
+        srv.stop();
+    }
+    CHECK(destroyed == 3);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }

@@ -61,14 +61,19 @@ public:
     explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
     explicit operator bool() const noexcept { return hub_ != nullptr; }
 
-    // Runs fn on the loop; false when the loop is gone (fn is dropped). Each of these takes
+    // Runs fn() on the loop; false when the loop is gone (fn is dropped). Each of these takes
     // any callable, move-only ones too: [later = std::move(later)]() mutable { later.end(); }.
-    bool post(detail::unique_function<void()> fn) const {
-        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) mutable { fn(); });
+    // Templates, so that the callable is stored once, in the loop's task, not wrapped twice.
+    template <class Fn>
+    bool post(Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::post: fn is called as fn()");
+        return hub_ && hub_->post([fn = std::forward<Fn>(fn)](detail::loop_context&) mutable { fn(); });
     }
-    // fn runs on the loop once after `delay`.
-    timer_id after(std::chrono::milliseconds delay, detail::unique_function<void()> fn) const {
-        return timer(delay, {}, [fn = std::move(fn)](detail::loop_context&) mutable {
+    // fn() runs on the loop once after `delay`.
+    template <class Fn>
+    timer_id after(std::chrono::milliseconds delay, Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::after: fn is called as fn()");
+        return timer(delay, {}, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
             fn();
             return timer_action::stop;
         });

@@ -115,19 +115,29 @@ public:
 
     // ---- what loop_hub's table calls ----------------------------------------------------
 
+    // What the hub held is destroyed here, after the locks: a task, timer or watcher may own
+    // a deferred (move-only callables), whose destructor posts its 500 to this hub, refused
+    // now; under the inbox lock that post would deadlock, and left in place the handle's
+    // shared_ptr to the hub would keep the hub alive forever.
     void detach() noexcept {
         std::shared_ptr<async_hub> last;
+        std::vector<hub_task> tasks, batch;
+        std::unordered_map<std::uint64_t, timer> timers;
+        std::vector<std::unique_ptr<watcher>> watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
-            inbox_.clear();
+            tasks.swap(inbox_);
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        timers_.clear();
+        timers.swap(timers_);
         by_due_.clear();
-        batch_.clear();
+        batch.swap(batch_);
         next_ = 0;
+        std::lock_guard<std::mutex> w(watch_lock_);
+        watchers.swap(watchers_);
+        retired.swap(retired_);
     }
 
     bool claims(const void* data) const noexcept {

@@ -5,8 +5,8 @@
 //   detail::unique_function<void()> f = [d = std::move(later)]() mutable { d.text("done"); };
 //
 // Invariants. A callable that fits small_size bytes, at most max_align_t's alignment, and
-// moves without throwing lives inside the object (no allocation: a lambda with a deferred,
-// 40 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
+// moves without throwing lives inside the object (no allocation: a lambda that owns a
+// deferred, 64 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
 // empty (operator bool false) and must not be called. Not thread-safe: one owner at a time.
 #ifndef SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
 #define SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
@@ -56,9 +56,9 @@ public:
     R operator()(Args... args) { return ops_->call(buf_, std::forward<Args>(args)...); }
 
 private:
-    // Two std::strings' worth: the lambdas this library's own services wrap, each holding a
-    // user's callable of a few captures, stay inside.
-    static constexpr std::size_t small_size = 6 * sizeof(void*);
+    // Eight pointers: a lambda that owns a deferred (two shared_ptrs, a status and a vector
+    // of fields) and nothing else, the common case, is stored without allocating.
+    static constexpr std::size_t small_size = 8 * sizeof(void*);
 
     template <class Fn>
     static constexpr bool is_small = sizeof(Fn) <= small_size && alignof(Fn) <= alignof(std::max_align_t) &&
