@@ -5,6 +5,8 @@
 //   GET /slow/:ms  "slept MS" after MS milliseconds, from a timer thread that holds a queue
 //                  of pending answers (the shape of waiting on an upstream)
 //   GET /pool/:ms  "slept MS" from a 4-thread pool whose task sleeps MS milliseconds
+//                  (skiff::blocking_pool: a full queue answers 503)
+//   MS that is not a non-negative integer: 400
 //
 // Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops.
 #include <skiff/skiff.hpp>
@@ -14,13 +16,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace {
 
@@ -80,74 +80,31 @@ private:
     std::thread thread_;
 };
 
-// A fixed pool of threads taking tasks from one queue.
-class thread_pool {
-public:
-    explicit thread_pool(unsigned n) {
-        for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
-    }
-    ~thread_pool() {
-        {
-            std::lock_guard<std::mutex> g(lock_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
-        for (auto& t : threads_) t.join();
-    }
-    void submit(std::function<void()> task) {
-        {
-            std::lock_guard<std::mutex> g(lock_);
-            tasks_.push_back(std::move(task));
-        }
-        wake_.notify_one();
-    }
-
-private:
-    void work() {
-        std::unique_lock<std::mutex> g(lock_);
-        for (;;) {
-            wake_.wait(g, [this] { return stopping_ || !tasks_.empty(); });
-            if (tasks_.empty()) return;
-            auto task = std::move(tasks_.front());
-            tasks_.pop_front();
-            g.unlock();
-            task();
-            g.lock();
-        }
-    }
-
-    std::mutex lock_;
-    std::condition_variable wake_;
-    std::deque<std::function<void()>> tasks_;
-    bool stopping_ = false;
-    std::vector<std::thread> threads_;
-};
-
 std::function<void()> stop_server;
 
 extern "C" void on_signal(int) {
     if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
 }
 
-long milliseconds_of(skiff::request& req) { return std::strtol(std::string(req.param("ms")).c_str(), nullptr, 10); }
-
 template <class Policy>
 int serve(std::uint16_t port) {
     delayed_answers timer;  // outlives nothing it answers: a late answer after stop is a no-op
-    thread_pool pool(4);
+    skiff::blocking_pool pool(4);  // outlives the server too
     skiff::options opt;
     opt.workers = 2;
     skiff::basic_server<Policy> app(opt);
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     app.get("/slow/:ms", [&timer](skiff::request& req, skiff::response& res) {
-        long ms = milliseconds_of(req);
-        timer.add(clock_type::now() + std::chrono::milliseconds(ms), res.defer(), "slept " + std::to_string(ms));
+        auto ms = skiff::require_param<unsigned>(req, res, "ms");  // else 400
+        if (!ms) return;
+        timer.add(clock_type::now() + std::chrono::milliseconds(*ms), res.defer(), "slept " + std::to_string(*ms));
     });
     app.get("/pool/:ms", [&pool](skiff::request& req, skiff::response& res) {
-        long ms = milliseconds_of(req);
-        pool.submit([ms, later = std::make_shared<skiff::deferred>(res.defer())] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-            later->text("slept " + std::to_string(ms));
+        auto ms = skiff::require_param<unsigned>(req, res, "ms");
+        if (!ms) return;
+        pool.run(res.defer(), [ms = *ms](skiff::deferred& later) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));  // blocking work, off the loop
+            later.text("slept " + std::to_string(ms));
         });
     });
     if (auto ec = app.listen(port)) {

@@ -11,7 +11,9 @@
 int main() {
     skiff::server app;
     app.get("/users/:id", [](skiff::request& req, skiff::response& res) {
-        res.json("{\"id\":\"" + std::string(req.param("id")) + "\"}");
+        auto id = skiff::require_param<long long>(req, res, "id");  // /users/abc: 400
+        if (!id) return;
+        res.json("{\"id\":" + std::to_string(*id) + "}");
     });
     app.del("/users/:id", [](skiff::request&, skiff::response& res) { res.status(204).end(); });
     app.get("/users/me", [](skiff::request&, skiff::response& res) { res.text("static beats :id"); });
@@ -19,7 +21,8 @@ int main() {
         res.text("you asked for " + std::string(req.param("path")));
     });
     app.get("/search", [](skiff::request& req, skiff::response& res) {
-        res.text("q=" + std::string(req.query("q")) + " page=" + std::string(req.query("page")));
+        int page = req.query_as<int>("page").value_or(1);  // absent or not a number: 1
+        res.text("q=" + std::string(req.query("q")) + " page=" + std::to_string(page));
     });
     app.post("/form", [](skiff::request& req, skiff::response& res) {
         res.text("name=" + std::string(req.form("name")));

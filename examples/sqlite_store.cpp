@@ -8,6 +8,7 @@
 //                          201 with the item and a Location field; 400 on an empty, oversized
 //                          or malformed body
 //   DELETE /items/:id      204, or 404
+//   any of these           503 {"error":"busy"} with Retry-After when 1,024 queries already wait
 //
 // Env: PORT (default 8080), DB (the database file; default items.db in the working
 // directory, created if missing), POLICY (single, sharded or shared; default single).
@@ -21,23 +22,19 @@
 
 #include <sqlite3.h>
 
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
 
 constexpr std::size_t max_item_bytes = 64 * 1024;
-constexpr long default_limit = 20;
+constexpr long long default_limit = 20;
 constexpr long max_limit = 100;
 constexpr unsigned pool_threads = 4;
 
@@ -137,71 +134,36 @@ private:
     sqlite3_stmt* delete_ = nullptr;
 };
 
-// Threads that each own a store and take queries from one queue.
+// The pool's threads and one store for each: thread i uses stores_[i] only.
 class store_pool {
 public:
-    using task = std::function<void(store&)>;
-
-    store_pool(const std::string& path, unsigned n) {
-        store schema(path);  // creates the file and table once, before the workers race to
-        for (unsigned i = 0; i < n; ++i) stores_.push_back(std::make_unique<store>(path));
-        for (auto& s : stores_) threads_.emplace_back([this, db = s.get()] { work(*db); });
-    }
-    store_pool(const store_pool&) = delete;
-    store_pool& operator=(const store_pool&) = delete;
-    ~store_pool() {
-        {
-            std::lock_guard<std::mutex> g(lock_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
-        for (auto& t : threads_) t.join();
+    store_pool(const std::string& path, unsigned n) : stores_(open_stores(path, n)), threads_(n) {
+        threads_.on_full([](skiff::deferred& later) {
+            later.status(503).header("Retry-After", "1").json(R"({"error":"busy"})");
+        });
     }
 
-    // Runs fn(store) on a pool thread; its answer goes back through the deferred handle.
-    void submit(skiff::deferred later, std::function<void(store&, skiff::deferred&)> fn) {
-        auto held = std::make_shared<skiff::deferred>(std::move(later));
-        {
-            std::lock_guard<std::mutex> g(lock_);
-            tasks_.push_back([held, fn = std::move(fn)](store& db) {
-                if (!held->cancelled()) fn(db, *held);  // the client went: skip the query
-            });
-        }
-        wake_.notify_one();
+    // Runs fn(store, later) on a pool thread, with that thread's store; the answer goes back
+    // through the deferred handle (a 503 from the pool when its queue is full). Skipped if the
+    // client went meanwhile.
+    template <class Fn>
+    void submit(skiff::deferred later, Fn fn) {
+        threads_.run(std::move(later), [this, fn = std::move(fn)](skiff::deferred& answer) {
+            fn(*stores_[skiff::blocking_pool::worker()], answer);
+        });
     }
 
 private:
-    void work(store& db) {
-        std::unique_lock<std::mutex> g(lock_);
-        for (;;) {
-            wake_.wait(g, [this] { return stopping_ || !tasks_.empty(); });
-            if (tasks_.empty()) return;
-            task t = std::move(tasks_.front());
-            tasks_.pop_front();
-            g.unlock();
-            t(db);
-            g.lock();
-        }
+    static std::vector<std::unique_ptr<store>> open_stores(const std::string& path, unsigned n) {
+        store schema(path);  // creates the file and table once, before the stores race to
+        std::vector<std::unique_ptr<store>> out;
+        for (unsigned i = 0; i < n; ++i) out.push_back(std::make_unique<store>(path));
+        return out;
     }
 
     std::vector<std::unique_ptr<store>> stores_;
-    std::mutex lock_;
-    std::condition_variable wake_;
-    std::deque<task> tasks_;
-    bool stopping_ = false;
-    std::vector<std::thread> threads_;
+    skiff::blocking_pool threads_;  // after stores_: its threads are joined before the stores close
 };
-
-// A positive decimal number, or 0 for anything else (empty, sign, junk, overflow).
-long long positive_number(std::string_view s) {
-    if (s.empty() || s.size() > 18) return 0;
-    long long n = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return 0;
-        n = n * 10 + (c - '0');
-    }
-    return n;
-}
 
 std::function<void()> stop_server;
 
@@ -216,14 +178,14 @@ void bad_request(skiff::response& res, const char* why) {
 template <class App>
 void add_routes(App& app, store_pool& pool) {
     app.get("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
-        long long id = positive_number(req.param("id"));
-        if (id == 0) return res.status(404).json(R"({"error":"not found"})");
-        pool.submit(res.defer(), [id](store& db, skiff::deferred& later) { db.get(id, later); });
+        auto id = req.param_as<long long>("id");
+        if (!id || *id < 1) return res.status(404).json(R"({"error":"not found"})");
+        pool.submit(res.defer(), [id = *id](store& db, skiff::deferred& later) { db.get(id, later); });
     });
     app.get("/items", [&pool](skiff::request& req, skiff::response& res) {
-        long long limit = req.has_query("limit") ? positive_number(req.query("limit")) : default_limit;
-        if (limit == 0) return bad_request(res, "limit is a number from 1");
-        long capped = static_cast<long>(limit < max_limit ? limit : max_limit);
+        auto limit = req.has_query("limit") ? req.query_as<long long>("limit") : default_limit;
+        if (!limit || *limit < 1) return bad_request(res, "limit is a number from 1");
+        long capped = static_cast<long>(*limit < max_limit ? *limit : max_limit);
         pool.submit(res.defer(), [capped](store& db, skiff::deferred& later) { db.list(capped, later); });
     });
     app.post("/items", [&pool](skiff::request& req, skiff::response& res) {
@@ -234,9 +196,9 @@ void add_routes(App& app, store_pool& pool) {
         });
     });
     app.del("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
-        long long id = positive_number(req.param("id"));
-        if (id == 0) return res.status(404).json(R"({"error":"not found"})");
-        pool.submit(res.defer(), [id](store& db, skiff::deferred& later) { db.remove(id, later); });
+        auto id = req.param_as<long long>("id");
+        if (!id || *id < 1) return res.status(404).json(R"({"error":"not found"})");
+        pool.submit(res.defer(), [id = *id](store& db, skiff::deferred& later) { db.remove(id, later); });
     });
 }
 

@@ -574,6 +574,126 @@ inline const char* describe_current_exception() noexcept { return "unknown excep
 
 #endif // SKIFF_DETAIL_GUARDED_CALL_HPP
 // end skiff/detail/guarded_call.hpp
+// begin skiff/detail/unique_function.hpp
+// A move-only std::function: what the loop's services (loop_ref::post, after, every, watch)
+// and the blocking pool keep, so that a callable holding a move-only handle (a deferred, a
+// push_stream, a std::unique_ptr) can be given to them as it is, without a shared_ptr around it.
+//
+//   detail::unique_function<void()> f = [d = std::move(later)]() mutable { d.text("done"); };
+//
+// Invariants. A callable that fits small_size bytes, at most max_align_t's alignment, and
+// moves without throwing lives inside the object (no allocation: a lambda that owns a
+// deferred, 64 bytes with libstdc++, fits); any other is on the heap. A moved-from or default one is
+// empty (operator bool false) and must not be called. Not thread-safe: one owner at a time.
+#ifndef SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+#define SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+
+#include <cstddef>      // std::size_t, std::max_align_t
+#include <new>          // placement new
+#include <type_traits>  // std::decay_t, std::is_invocable_r_v
+#include <utility>      // std::forward, std::move
+
+namespace skiff::detail {
+
+template <class Signature>
+class unique_function;
+
+template <class R, class... Args>
+class unique_function<R(Args...)> {
+public:
+    unique_function() noexcept = default;
+    unique_function(std::nullptr_t) noexcept {}
+
+    template <class F, class Fn = std::decay_t<F>,
+              class = std::enable_if_t<!std::is_same_v<Fn, unique_function> && std::is_invocable_r_v<R, Fn&, Args...>>>
+    unique_function(F&& f) {  // NOLINT: converting, as std::function's is
+        if constexpr (is_small<Fn>) ::new (static_cast<void*>(buf_)) Fn(std::forward<F>(f));
+        else *reinterpret_cast<Fn**>(buf_) = new Fn(std::forward<F>(f));
+        ops_ = &table_for<Fn>;
+    }
+
+    unique_function(unique_function&& o) noexcept { take(o); }
+    unique_function& operator=(unique_function&& o) noexcept {
+        if (this != &o) {
+            reset();
+            take(o);
+        }
+        return *this;
+    }
+    unique_function& operator=(std::nullptr_t) noexcept {
+        reset();
+        return *this;
+    }
+    unique_function(const unique_function&) = delete;
+    unique_function& operator=(const unique_function&) = delete;
+    ~unique_function() { reset(); }
+
+    explicit operator bool() const noexcept { return ops_ != nullptr; }
+
+    R operator()(Args... args) { return ops_->call(buf_, std::forward<Args>(args)...); }
+
+private:
+    // Eight pointers: a lambda that owns a deferred (two shared_ptrs, a status and a vector
+    // of fields) and nothing else, the common case, is stored without allocating.
+    static constexpr std::size_t small_size = 8 * sizeof(void*);
+
+    template <class Fn>
+    static constexpr bool is_small = sizeof(Fn) <= small_size && alignof(Fn) <= alignof(std::max_align_t) &&
+                                     std::is_nothrow_move_constructible_v<Fn>;
+
+    struct ops {
+        R (*call)(void* self, Args&&... args);
+        void (*move_to)(void* from, void* to) noexcept;  // moves, then destroys `from`
+        void (*destroy)(void* self) noexcept;
+    };
+
+    template <class Fn>
+    static Fn& target(void* self) noexcept {
+        if constexpr (is_small<Fn>) return *static_cast<Fn*>(self);
+        else return **static_cast<Fn**>(self);
+    }
+
+    template <class Fn>
+    static R call_of(void* self, Args&&... args) {
+        return static_cast<R>(target<Fn>(self)(std::forward<Args>(args)...));
+    }
+    template <class Fn>
+    static void move_of(void* from, void* to) noexcept {
+        if constexpr (is_small<Fn>) {
+            ::new (to) Fn(std::move(target<Fn>(from)));
+            target<Fn>(from).~Fn();
+        } else {
+            *static_cast<Fn**>(to) = *static_cast<Fn**>(from);
+        }
+    }
+    template <class Fn>
+    static void destroy_of(void* self) noexcept {
+        if constexpr (is_small<Fn>) target<Fn>(self).~Fn();
+        else delete *static_cast<Fn**>(self);
+    }
+    template <class Fn>
+    static constexpr ops table_for{&call_of<Fn>, &move_of<Fn>, &destroy_of<Fn>};
+
+    void take(unique_function& o) noexcept {
+        if (o.ops_ == nullptr) return;
+        o.ops_->move_to(o.buf_, buf_);
+        ops_ = o.ops_;
+        o.ops_ = nullptr;
+    }
+    void reset() noexcept {
+        if (ops_ == nullptr) return;
+        ops_->destroy(buf_);
+        ops_ = nullptr;
+    }
+
+    alignas(std::max_align_t) unsigned char buf_[small_size];
+    const ops* ops_ = nullptr;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_UNIQUE_FUNCTION_HPP
+// end skiff/detail/unique_function.hpp
 // begin skiff/detail/bytes.hpp
 // Word-at-a-time byte helpers for short strings: unaligned loads, an equality test and the
 // search for a '/', each without a library call, for the router's segment compares.
@@ -3177,13 +3297,29 @@ struct route_params {
 #define SKIFF_HTTP_REQUEST_HPP
 
 
+#include <charconv>     // std::from_chars for typed parameters
 #include <cstddef>      // std::size_t
-#include <optional>     // std::optional from percent_decode
+#include <optional>     // std::optional from percent_decode, typed parameters
 #include <string>       // std::string as the decoding arena
 #include <string_view>  // std::string_view
+#include <system_error> // std::errc from std::from_chars
+#include <type_traits>  // what a typed parameter may be
 #include <vector>       // std::vector for fields and decoded pairs
 
 namespace skiff {
+
+// A whole decimal integer of type T: digits, a '-' first for a signed T, nothing else (no
+// '+', no spaces, no trailing bytes), within T's range; empty otherwise.
+template <class T>
+std::optional<T> parse_integer(std::string_view text) noexcept {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                  "skiff: typed parameters are integers (int, long long, unsigned, std::size_t, ...)");
+    T value{};
+    const char* end = text.data() + text.size();
+    auto [stop, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
+    return value;
+}
 
 struct query_pair {
     std::string_view key;
@@ -3271,10 +3407,21 @@ public:
         return {};
     }
     const route_params& params() const noexcept { return params_; }
+    // The route parameter as an integer (parse_integer); empty when absent, not a number, or
+    // out of T's range. response.hpp's require_param answers 400 instead.
+    template <class T>
+    std::optional<T> param_as(std::string_view name) const noexcept {
+        return parse_integer<T>(param(name));
+    }
 
     // The first query value for key (keys compare after decoding), decoded; empty if absent.
     std::string_view query(std::string_view key) { return find_pair(queries(), key); }
     bool has_query(std::string_view key) { return has_pair(queries(), key); }
+    // The first query value for key as an integer, as param_as.
+    template <class T>
+    std::optional<T> query_as(std::string_view key) {
+        return parse_integer<T>(query(key));
+    }
     // Every key=value pair of the query string, decoded, in order.
     const std::vector<query_pair>& queries() {
         if (!query_parsed_) {
@@ -3930,6 +4077,60 @@ struct response_access {
 
 #endif // SKIFF_HTTP_RESPONSE_HPP
 // end skiff/http/response.hpp
+// begin skiff/http/require.hpp
+// Typed parameters that answer for the handler: a route parameter or query value that must be
+// an integer, and a clear 400 when it is missing or is not one, so that a handler reads
+//
+//   auto id = skiff::require_param<long long>(req, res, "id");
+//   if (!id) return;  // answered: 400 "parameter id: expected an integer"
+//
+// An integer out of T's range is not one (so "99999999999" for an int answers 400).
+//
+// The parsing is request::param_as / query_as (request.hpp: whole decimal, in range). The 400
+// goes through the response like any answer, so response hooks and middleware see it.
+#ifndef SKIFF_HTTP_REQUIRE_HPP
+#define SKIFF_HTTP_REQUIRE_HPP
+
+
+#include <optional>     // the value, or none once answered
+#include <string>       // the 400's text
+#include <string_view>  // names
+#include <type_traits>  // std::is_unsigned_v
+
+namespace skiff {
+
+namespace detail {
+
+template <class T>
+std::optional<T> answer_bad_integer(response& res, std::string_view what, std::string_view name) {
+    std::string why;
+    why.append(what).append(" ").append(name);
+    why.append(std::is_unsigned_v<T> ? ": expected a non-negative integer\n" : ": expected an integer\n");
+    res.status(400).text(why);
+    return std::nullopt;
+}
+
+} // namespace detail
+
+// The route parameter `name` as T; when it is not a whole integer in T's range, answers 400
+// (text/plain, naming the parameter) and is empty: the handler returns.
+template <class T>
+std::optional<T> require_param(const request& req, response& res, std::string_view name) {
+    std::optional<T> v = req.param_as<T>(name);
+    return v ? v : detail::answer_bad_integer<T>(res, "parameter", name);
+}
+
+// The same for the query value `key`; missing is as invalid (use query_as for optional ones).
+template <class T>
+std::optional<T> require_query(request& req, response& res, std::string_view key) {
+    std::optional<T> v = req.query_as<T>(key);
+    return v ? v : detail::answer_bad_integer<T>(res, "query value", key);
+}
+
+} // namespace skiff
+
+#endif // SKIFF_HTTP_REQUIRE_HPP
+// end skiff/http/require.hpp
 // begin skiff/http/json_escape.hpp
 // JSON string escaping (RFC 8259 §7), for handlers that build a small JSON answer by hand:
 //
@@ -6239,7 +6440,9 @@ struct options {
     std::function<void(std::string_view what, const request&)> on_error;
     // on_rejection: the server answers a request itself (a rejection, or the 500 after a
     // throw); fields the hook adds with header() go on that answer (request id, security
-    // headers), before its body is written. Not called for the fixed 503 at accept.
+    // headers), and a body it writes (res.json(...), res.html(...)) replaces the plain text
+    // one. The status is the server's: a hook that changes it gets the plain answer. Not
+    // called for the fixed 503 at accept.
     std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
@@ -6460,6 +6663,9 @@ struct loop_time {
 
     // How long the loop's wait may block: as long as the loop asks (test_loop's clock says 0).
     static constexpr int wait_ms(int wanted) noexcept { return wanted; }
+    // The clock the loop's services (loop_ref timers, deferred_timeout) follow, read once a
+    // turn and only by a program that has them.
+    static std::int64_t services_ms() noexcept { return monotonic_ms(); }
 
 private:
     std::int64_t next_second_ms_ = 0;  // the start of the monotonic second after the last reading
@@ -8025,6 +8231,7 @@ private:
 #include <memory>       // std::shared_ptr
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
+#include <type_traits>  // what done is called with
 #include <utility>      // std::move
 
 namespace skiff {
@@ -8196,23 +8403,26 @@ void abort_sink(Sink&, long) {}
 // Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
 // on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
 // sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
-// on_abort() when it has one. The parser and sink live as
-// long as the upload's callbacks. A body that breaks the framing is still read to its end
-// (bounded by max_body), and the sink hears nothing after the break.
-template <class Sink>
-upload multipart_upload(std::string_view boundary, Sink sink,
-                        std::function<void(response&, Sink&, multipart_status)> done) {
+// on_abort() when it has one. `done` is any callable done(response&, Sink&, multipart_status),
+// a lambda as it is (move-only ones too). The parser, sink and `done` live as long as the
+// upload's callbacks. A body that breaks the framing is still read to its end (bounded by
+// max_body), and the sink hears nothing after the break.
+template <class Sink, class Done>
+upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
+    static_assert(std::is_invocable_v<Done&, response&, Sink&, multipart_status>,
+                  "multipart_upload: done is called as done(skiff::response&, Sink&, skiff::multipart_status)");
     struct state {
         multipart_parser parser;
         Sink sink;
+        Done done;
     };
-    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink)});
+    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink), std::move(done)});
     upload u;
     u.on_piece = [st](std::string_view piece) {
         st->parser.feed(piece, st->sink);
         return piece_status::taken;
     };
-    u.on_end = [st, done = std::move(done)](response& res) { done(res, st->sink, st->parser.finish()); };
+    u.on_end = [st](response& res) { st->done(res, st->sink, st->parser.finish()); };
     u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
     return u;
 }
@@ -8798,19 +9008,24 @@ private:
         text[n++] = '\n';
         res_.status(status);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
-        res_.text({text, n});
+        if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
         close_after_output(c, how);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
     }
 
-    // The rejection hook adds its fields; one that throws leaves the answer as it was. The
-    // reason is told as the response hook tells it (a 400 whose request line is good is the
-    // header's fault).
+    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
+    // object); one that throws leaves the answer as it was. The status is the server's: a hook
+    // that changed it gets the plain answer instead. The reason is told as the response hook
+    // tells it (a 400 whose request line is good is the header's fault).
     SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
         response_event e;
         e.reason = why;
         describe_request_line(input, limits_, e);
+        int status = res_.status();
         call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
+        if (res_.status() == status) return;
+        response_access::discard(res_);
+        res_.status(status);
     }
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
@@ -8818,7 +9033,7 @@ private:
         response_access::discard(res_);
         res_.status(500);
         if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
-        res_.text("Internal Server Error\n");
+        if (!res_.sent()) res_.text("Internal Server Error\n");
     }
 
     SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
@@ -9563,7 +9778,7 @@ private:
         int base = -1;
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
-        std::int64_t now = monotonic_ms();
+        std::int64_t now = time_.services_ms();
         hub->on_turn(now, *this);
         return hub->timeout(base, now);
     }
@@ -9740,7 +9955,6 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t
-#include <functional>     // std::function tasks
 #include <limits>         // no deadline
 #include <map>            // timers by due time
 #include <memory>         // std::shared_ptr, the hub's own life
@@ -9749,9 +9963,19 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #include <utility>        // std::move, std::swap
 #include <vector>         // the inbox, watchers
 
+namespace skiff {
+
+// What a repeating timer's callback wants next (loop_ref::every): to run again after its
+// period, or to end here, as loop_ref::cancel would.
+enum class timer_action : std::uint8_t { keep, stop };
+
+} // namespace skiff
+
 namespace skiff::detail {
 
-using hub_task = std::function<void(loop_context&)>;
+// Move-only, so that a task may own what it completes (a deferred, a push_stream).
+using hub_task = unique_function<void(loop_context&)>;
+using timer_task = unique_function<timer_action(loop_context&)>;
 
 class async_hub final : private loop_hub {
 public:
@@ -9785,11 +10009,13 @@ public:
 
     std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
-    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
-    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
+    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0,
+    // until it answers timer_action::stop or is cancelled. The delay counts from the turn
+    // that takes the timer in, on the loop's clock (the test client's moves by hand).
+    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
-        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
-        post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
+        post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
+            std::int64_t due = after_ms == no_timer ? no_timer : turn_now_ + after_ms;
             timers_.emplace(id, timer{due, period_ms, std::move(fn)});
             by_due_.emplace(due, id);
             note_next_due();
@@ -9801,7 +10027,7 @@ public:
     }
 
     // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
-    std::uint64_t add_watch(int fd, std::function<void()> fn) {
+    std::uint64_t add_watch(int fd, unique_function<void()> fn) {
         std::uint64_t id = new_id();
         post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
             auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
@@ -9818,19 +10044,29 @@ public:
 
     // ---- what loop_hub's table calls ----------------------------------------------------
 
+    // What the hub held is destroyed here, after the locks: a task, timer or watcher may own
+    // a deferred (move-only callables), whose destructor posts its 500 to this hub, refused
+    // now; under the inbox lock that post would deadlock, and left in place the handle's
+    // shared_ptr to the hub would keep the hub alive forever.
     void detach() noexcept {
         std::shared_ptr<async_hub> last;
+        std::vector<hub_task> tasks, batch;
+        std::unordered_map<std::uint64_t, timer> timers;
+        std::vector<std::unique_ptr<watcher>> watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
-            inbox_.clear();
+            tasks.swap(inbox_);
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        timers_.clear();
+        timers.swap(timers_);
         by_due_.clear();
-        batch_.clear();
+        batch.swap(batch_);
         next_ = 0;
+        std::lock_guard<std::mutex> w(watch_lock_);
+        watchers.swap(watchers_);
+        retired.swap(retired_);
     }
 
     bool claims(const void* data) const noexcept {
@@ -9876,9 +10112,10 @@ public:
         std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
         if (drain_now) p.lock();
         else if (!p.try_lock()) return;
+        turn_now_ = now_ms;
         if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
         run_due(now_ms, ctx);
-        free_retired(now_ms);
+        free_retired();
     }
 
     void exclusive(void (*fn)(void*), void* arg) {
@@ -9914,12 +10151,12 @@ private:
     struct timer {
         std::int64_t due;
         std::int64_t period;
-        hub_task fn;
+        timer_task fn;
     };
     struct watcher {
         std::uint64_t id;
         int fd;
-        std::function<void()> fn;
+        unique_function<void()> fn;
         std::int64_t retired_at;
     };
 
@@ -9975,12 +10212,14 @@ private:
             by_due_.erase(by_due_.begin());
             auto it = timers_.find(id);
             if (it == timers_.end()) continue;  // cancelled
-            hub_task fn = std::move(it->second.fn);
+            timer_task fn = std::move(it->second.fn);
             std::int64_t period = it->second.period;
             if (period == 0) timers_.erase(it);
-            call_guarded([&] { fn(ctx); }, [] {});
+            timer_action next = timer_action::keep;  // one that threw runs again, as before it could say
+            call_guarded([&] { next = fn(ctx); }, [] {});
             it = timers_.find(id);  // fn may have cancelled itself
-            if (period != 0 && it != timers_.end()) {
+            if (period != 0 && it != timers_.end() && next == timer_action::stop) drop_timer(id);
+            else if (period != 0 && it != timers_.end()) {
                 it->second.fn = std::move(fn);
                 it->second.due = now_ms + period;
                 by_due_.emplace(it->second.due, id);
@@ -10031,8 +10270,10 @@ private:
         return it == held_.end() ? nullptr : it->second.state;
     }
 
-    void free_retired(std::int64_t now_ms) {
+    // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
+    void free_retired() {
         if (retired_count_.load(std::memory_order_relaxed) == 0) return;
+        std::int64_t now_ms = monotonic_ms();
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
@@ -10063,6 +10304,7 @@ private:
     std::unordered_map<std::uint64_t, timer> timers_;
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
+    std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
@@ -10674,6 +10916,14 @@ inline std::function<void(const response_event&)> access_log(std::function<void(
 // thread race-free; under shared a deferred answer may be applied by another worker than the
 // slot's, so increments there are atomic additions.
 //
+// The application's own metrics go on the same page: serve_metrics(path, fn) calls fn with a
+// metrics_writer after the server's families, at each scrape:
+//
+//   app.serve_metrics("/metrics", [&](skiff::metrics_writer& w) {
+//       w.counter("app_orders_total", "Orders placed.", orders.load());
+//       w.gauge("app_queue_depth", "Queries waiting.", static_cast<double>(pool.queued()));
+//   });
+//
 // Not here: when the observers are called (session.hpp, acceptor.hpp), or serving the text
 // (server.hpp). A program that never calls serve_metrics compiles none of this.
 #ifndef SKIFF_SERVER_METRICS_HPP
@@ -10686,7 +10936,46 @@ inline std::function<void(const response_event&)> access_log(std::function<void(
 #include <cstdio>       // std::snprintf
 #include <memory>       // std::unique_ptr of slots
 #include <string>       // the exposition text
+#include <string_view>  // an application's names and help
 #include <type_traits>  // std::conditional_t
+
+namespace skiff {
+
+// Appends an application's metric families to the exposition text (format 0.0.4): a HELP and
+// a TYPE line, then one sample. Names are the caller's (Prometheus: [a-zA-Z_:][a-zA-Z0-9_:]*;
+// not checked); a line break in help is escaped as the format asks. raw() appends lines as
+// given, for labels or histograms the helpers do not write (each line must end in '\n').
+class metrics_writer {
+public:
+    explicit metrics_writer(std::string& out) noexcept : out_(out) {}
+
+    void counter(std::string_view name, std::string_view help, std::uint64_t value) {
+        family(name, help, "counter");
+        out_.append(name).append(" ").append(std::to_string(value)).append("\n");
+    }
+    void gauge(std::string_view name, std::string_view help, double value) {
+        family(name, help, "gauge");
+        char text[32];
+        int n = std::snprintf(text, sizeof text, "%.17g", value);
+        out_.append(name).append(" ").append(text, n > 0 ? static_cast<std::size_t>(n) : 0).append("\n");
+    }
+    void raw(std::string_view lines) { out_.append(lines); }
+
+private:
+    void family(std::string_view name, std::string_view help, const char* type) {
+        out_.append("# HELP ").append(name).append(" ");
+        for (char c : help) {
+            if (c == '\\') out_.append("\\\\");
+            else if (c == '\n') out_.append("\\n");
+            else out_.push_back(c);
+        }
+        out_.append("\n# TYPE ").append(name).append(" ").append(type).append("\n");
+    }
+
+    std::string& out_;
+};
+
+} // namespace skiff
 
 namespace skiff::detail {
 
@@ -11009,17 +11298,32 @@ public:
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
     // throw) pass no middleware, since no route was chosen; fn sees each before its body is
     // written and may add fields with header(), so those answers carry what middleware puts
-    // on the others. The 503 at accept is a fixed text and is not decorated.
+    // on the others, and may write the body itself in the application's format:
+    //   app.on_rejection([](skiff::response& res, skiff::rejection why) {
+    //       res.json(std::string(R"({"error":")") + skiff::to_string(why) + "\"}");
+    //   });
+    // The status stays the server's (a hook that changes it gets the plain answer). The 503 at
+    // accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
-    basic_server& serve_metrics(std::string_view path) {
+    // `app_metrics(metrics_writer&)`, when given, appends the application's own families
+    // after the server's at each scrape; under sharded and shared it is called from several
+    // loop threads at once, so what it reads must be safe to read so (atomics, a lock).
+    basic_server& serve_metrics(std::string_view path, std::function<void(metrics_writer&)> app_metrics = {}) {
         if (!metrics_) start_metrics();
         auto m = metrics_;
-        return get(path, [m](request&, response& res) { res.body(m->render(), "text/plain; version=0.0.4"); });
+        return get(path, [m, app = std::move(app_metrics)](request&, response& res) {
+            std::string text = m->render();
+            if (app) {
+                metrics_writer w(text);
+                app(w);
+            }
+            res.body(text, "text/plain; version=0.0.4");
+        });
     }
 
     // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------
@@ -11196,7 +11500,8 @@ using server = basic_server<single>;
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
-//                repeating, cancellable), and watching a foreign descriptor for readability.
+//                repeating, cancellable, or ending themselves), and watching a foreign
+//                descriptor for readability. Each takes move-only callables.
 //
 // None of these touches a connection: each posts to its loop's hub (async/hub.hpp), and the
 // loop applies it if the connection is still the one the answer belongs to (else it is
@@ -11215,6 +11520,7 @@ using server = basic_server<single>;
 #include <memory>       // std::shared_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // what every()'s callback returns
 #include <utility>      // std::move, std::pair
 #include <vector>       // fields
 
@@ -11236,21 +11542,45 @@ public:
     explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
     explicit operator bool() const noexcept { return hub_ != nullptr; }
 
-    // Runs fn on the loop; false when the loop is gone (fn is dropped).
-    bool post(std::function<void()> fn) const {
-        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) { fn(); });
+    // Runs fn() on the loop; false when the loop is gone (fn is dropped). Each of these takes
+    // any callable, move-only ones too: [later = std::move(later)]() mutable { later.end(); }.
+    // Templates, so that the callable is stored once, in the loop's task, not wrapped twice.
+    template <class Fn>
+    bool post(Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::post: fn is called as fn()");
+        return hub_ && hub_->post([fn = std::forward<Fn>(fn)](detail::loop_context&) mutable { fn(); });
     }
-    // fn runs on the loop once after `delay`, or every `period` until cancelled.
-    timer_id after(std::chrono::milliseconds delay, std::function<void()> fn) const { return timer(delay, {}, std::move(fn)); }
-    timer_id every(std::chrono::milliseconds period, std::function<void()> fn) const {
-        return timer(period, period, std::move(fn));
+    // fn() runs on the loop once after `delay`.
+    template <class Fn>
+    timer_id after(std::chrono::milliseconds delay, Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::after: fn is called as fn()");
+        return timer(delay, {}, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
+            fn();
+            return timer_action::stop;
+        });
+    }
+    // fn runs on the loop every `period` until cancel(), or until it returns
+    // timer_action::stop (a callback returning void runs until cancelled).
+    template <class Fn>
+    timer_id every(std::chrono::milliseconds period, Fn&& fn) const {
+        using result = std::invoke_result_t<std::decay_t<Fn>&>;
+        static_assert(std::is_void_v<result> || std::is_same_v<result, timer_action>,
+                      "loop_ref::every: the callback returns void or skiff::timer_action");
+        return timer(period, period, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
+            if constexpr (std::is_void_v<result>) {
+                fn();
+                return timer_action::keep;
+            } else {
+                return fn();
+            }
+        });
     }
     void cancel(timer_id id) const {
         if (hub_) hub_->cancel_timer(id);
     }
     // on_readable runs on the loop while fd (non-blocking, owned by the caller) is readable,
     // until unwatch(); the caller reads it there.
-    watch_id watch(int fd, std::function<void()> on_readable) const {
+    watch_id watch(int fd, detail::unique_function<void()> on_readable) const {
         return hub_ ? hub_->add_watch(fd, std::move(on_readable)) : 0;
     }
     void unwatch(watch_id id) const {
@@ -11261,9 +11591,9 @@ private:
     friend class deferred;
     explicit loop_ref(std::shared_ptr<detail::async_hub> hub) : hub_(std::move(hub)) {}
 
-    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, std::function<void()> fn) const {
+    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, detail::timer_task fn) const {
         if (!hub_) return 0;
-        return hub_->add_timer(first.count(), period.count(), [fn = std::move(fn)](detail::loop_context&) { fn(); });
+        return hub_->add_timer(first.count(), period.count(), std::move(fn));
     }
 
     std::shared_ptr<detail::async_hub> hub_;
@@ -11489,7 +11819,10 @@ inline deferred::deferred(response& r) {
     s->push_limit = a.push_limit;
     s->push_high_water = a.push_high_water;
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
-    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) { ctx.give_up(*s); });
+    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
+        ctx.give_up(*s);
+        return timer_action::stop;
+    });
     r.sent_ = true;
     r.deferred_ = s.get();
     s_ = std::move(s);
@@ -11499,6 +11832,174 @@ inline deferred::deferred(response& r) {
 
 #endif // SKIFF_ASYNC_DEFERRED_HPP
 // end skiff/async/deferred.hpp
+// begin skiff/async/thread_pool.hpp
+// Blocking work off the loop: a fixed set of threads that run what would block a loop (a
+// database query, a file system walk, a call to a synchronous client) and answer through the
+// request's deferred handle.
+//
+//   skiff::blocking_pool pool(4);                        // outlives the server
+//   app.get("/items/:id", [&pool](skiff::request& req, skiff::response& res) {
+//       auto id = req.param_as<long long>("id");
+//       pool.run(res.defer(), [id](skiff::deferred& later) { later.json(load(*id)); });
+//   });
+//
+// The queue is bounded (max_queued tasks waiting, not counting those running): past it run()
+// answers at once, 503 with Retry-After: 1 (or what on_full() renders), so an overloaded
+// backend sheds load instead of growing the queue, and the client is told to come back.
+// A task whose answer nobody waits for any more (the client went, the deadline passed) is
+// skipped when its turn comes. A task that throws answers 500 if it had not answered.
+//
+// Invariants. The threads start in the constructor and are joined in the destructor, which
+// first refuses new work (pool_status::stopped) and lets the threads finish what is queued;
+// a late answer, after its server is gone, is a no-op. Nothing here is compiled into a program
+// that does not name the pool, so a single-policy server that does not use it has no thread
+// code (tests/compile/no_thread_symbols.cmake).
+#ifndef SKIFF_ASYNC_THREAD_POOL_HPP
+#define SKIFF_ASYNC_THREAD_POOL_HPP
+
+
+#include <condition_variable>  // workers wait for tasks
+#include <cstddef>             // std::size_t
+#include <cstdint>             // std::uint8_t
+#include <deque>               // the queue
+#include <functional>          // std::function: the overflow answer, called from any thread
+#include <mutex>               // the queue's lock
+#include <thread>              // the workers
+#include <type_traits>         // std::is_invocable_v
+#include <utility>             // std::move, std::forward
+#include <vector>              // the workers
+
+namespace skiff {
+
+// What became of work given to a pool.
+enum class pool_status : std::uint8_t {
+    queued,   // a pool thread will run it
+    full,     // max_queued tasks already wait: not queued (run() has answered 503)
+    stopped,  // the pool is being destroyed: not queued (run() has answered 503)
+};
+
+class blocking_pool {
+public:
+    static constexpr std::size_t default_max_queued = 1024;
+
+    explicit blocking_pool(unsigned threads, std::size_t max_queued = default_max_queued) : max_queued_(max_queued) {
+        if (threads == 0) threads = 1;
+        threads_.reserve(threads);
+        for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this, i] { work(i); });
+    }
+    blocking_pool(const blocking_pool&) = delete;
+    blocking_pool& operator=(const blocking_pool&) = delete;
+    ~blocking_pool() {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            state_ = pool_state::stopping;
+        }
+        wake_.notify_all();
+        for (auto& t : threads_) t.join();
+    }
+
+    // Runs work(later) on a pool thread; work answers through `later` (any of its
+    // completions, or a push stream). Refused (full or stopped): `later` is answered 503 now.
+    template <class Work>
+    pool_status run(deferred later, Work&& work) {
+        static_assert(std::is_invocable_v<std::decay_t<Work>&, deferred&>,
+                      "blocking_pool::run: the work is called as work(skiff::deferred&)");
+        std::unique_lock<std::mutex> g(lock_);
+        pool_status st = admit();
+        if (st != pool_status::queued) {
+            g.unlock();
+            refuse(later);
+            return st;
+        }
+        return enqueue(g, [later = std::move(later), work = std::forward<Work>(work)]() mutable {
+            if (later.cancelled()) {
+                later.end();  // nobody waits: a no-op, where dropping it would warn of a lost answer
+                return;
+            }
+            detail::call_guarded([&] { work(later); }, [&] {
+                if (later.pending()) later.status(500).text("Internal Server Error\n");
+            });
+        });
+    }
+
+    // Runs task on a pool thread; refused when full or stopping (the task is dropped).
+    pool_status submit(detail::unique_function<void()> task) {
+        std::unique_lock<std::mutex> g(lock_);
+        pool_status st = admit();
+        if (st != pool_status::queued) return st;
+        return enqueue(g, [task = std::move(task)]() mutable { detail::call_guarded([&] { task(); }, [] {}); });
+    }
+
+    // The answer to give when run() is refused, instead of 503 text/plain with Retry-After: 1
+    // (a JSON API answers JSON). Set before the pool is used: it is called from any thread.
+    void on_full(std::function<void(deferred&)> render) { on_full_ = std::move(render); }
+
+    // Which of this pool's threads calls, from 0 to size() - 1: for state kept per thread (a
+    // database connection each). Outside a pool thread: size_t(-1).
+    static std::size_t worker() noexcept { return current_worker(); }
+    std::size_t size() const noexcept { return threads_.size(); }
+    // Tasks waiting for a thread (approximate: others may be adding or taking).
+    std::size_t queued() const {
+        std::lock_guard<std::mutex> g(lock_);
+        return tasks_.size();
+    }
+
+private:
+    enum class pool_state : std::uint8_t { running, stopping };
+    using task_type = detail::unique_function<void()>;
+
+    pool_status admit() const noexcept {
+        if (state_ == pool_state::stopping) return pool_status::stopped;
+        return tasks_.size() >= max_queued_ ? pool_status::full : pool_status::queued;
+    }
+
+    template <class Task>
+    pool_status enqueue(std::unique_lock<std::mutex>& g, Task&& task) {
+        tasks_.emplace_back(std::forward<Task>(task));
+        g.unlock();
+        wake_.notify_one();
+        return pool_status::queued;
+    }
+
+    void refuse(deferred& later) const {
+        if (on_full_) return on_full_(later);
+        later.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+    }
+
+    static std::size_t& current_worker() noexcept {
+        static thread_local std::size_t index = static_cast<std::size_t>(-1);
+        return index;
+    }
+
+    // Takes tasks until the pool stops and the queue is empty: what was queued still runs.
+    void work(std::size_t index) {
+        current_worker() = index;
+        std::unique_lock<std::mutex> g(lock_);
+        for (;;) {
+            wake_.wait(g, [this] { return state_ == pool_state::stopping || !tasks_.empty(); });
+            if (tasks_.empty()) return;
+            task_type t = std::move(tasks_.front());
+            tasks_.pop_front();
+            g.unlock();
+            t();
+            t = nullptr;  // what the task held (its deferred) goes before the lock is taken again
+            g.lock();
+        }
+    }
+
+    mutable std::mutex lock_;
+    std::condition_variable wake_;
+    std::deque<task_type> tasks_;
+    std::size_t max_queued_;
+    pool_state state_ = pool_state::running;
+    std::function<void(deferred&)> on_full_;
+    std::vector<std::thread> threads_;  // last: started once everything they use is made
+};
+
+} // namespace skiff
+
+#endif // SKIFF_ASYNC_THREAD_POOL_HPP
+// end skiff/async/thread_pool.hpp
 // begin skiff/testing/test_response.hpp
 // One HTTP/1.1 response as the test client read it off the wire: status, reason, header
 // fields in the order sent, the body with any chunked framing removed, and the exact bytes.
@@ -11703,8 +12204,9 @@ inline read_state read_response(std::string_view in, answer_to to, stream_end en
 // serves the single policy only, on the thread that calls it; nothing here starts a thread.
 // The Date line is fixed (fixed_date), so two runs of a test see the same bytes.
 //
-// The loop's services (loop_ref timers, options::deferred_timeout) keep the monotonic clock:
-// advance() does not move them. Posted tasks and deferred answers run on the next turn.
+// The loop's services (loop_ref timers, options::deferred_timeout) follow the same clock:
+// advance() moves them too, and a timer's delay counts from the turn that took it in. Posted
+// tasks and deferred answers run on the next turn.
 #ifndef SKIFF_TESTING_TEST_LOOP_HPP
 #define SKIFF_TESTING_TEST_LOOP_HPP
 
@@ -11733,6 +12235,7 @@ struct manual_time : loop_time {
     }
     // Nothing outside the test moves this clock, so waiting could only hang the test.
     static constexpr int wait_ms(int) noexcept { return 0; }
+    std::int64_t services_ms() const noexcept { return clock_ms; }
 };
 
 class test_loop {
@@ -11781,7 +12284,7 @@ private:
 //   auto r = client.get("/user/7");            // sends, serves until idle, reads the answer
 //   CHECK(r.status == 200);
 //   client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
-//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines fire
+//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines and timers fire
 //
 // Every call that sends or moves the clock then serves until idle: the loop turns until a
 // turn finds nothing ready and brings no bytes either way. What the server wrote is kept
@@ -11789,9 +12292,9 @@ private:
 // (testing::fixed_date), so answers compare byte for byte.
 //
 // It does not: run the sharded or shared policies (the routes are the same under each; their
-// threading is tested with a real server), move the clock of the loop's services (loop_ref
-// timers and options::deferred_timeout run on the monotonic clock), or wait for a thread that
-// completes a deferred answer: join it, then run(). Use client.loop(), not app().loop(): the
+// threading is tested with a real server) or wait for a thread that completes a deferred
+// answer: join it, then run(). The loop's services (loop_ref timers, deferred_timeout) follow
+// the test clock like the deadlines. Use client.loop(), not app().loop(): the
 // server object only holds the routes and options; it never listens.
 #ifndef SKIFF_TESTING_TEST_CLIENT_HPP
 #define SKIFF_TESTING_TEST_CLIENT_HPP

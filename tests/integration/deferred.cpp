@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace skiff_test;
@@ -665,4 +667,97 @@ TEST_CASE("a loop with a long run of posted tasks serves a ready request before 
     CHECK(seen.load() < 128);  // served after a turn's share or two, not after all of them
     app.stop();
     runner.join();
+}
+
+// A deferred is move-only: each service takes it moved into its callable, no shared_ptr around it.
+TEST_CASE_TEMPLATE("post, after, every and watch take callables that own a deferred", Policy, SKIFF_TEST_POLICIES) {
+    struct pipe_pair {  // closed after the server has stopped (declared before it): no race with its unwatch
+        int fd[2] = {-1, -1};
+        ~pipe_pair() {
+            for (int f : fd) ::close(f);
+        }
+    } p;
+    REQUIRE(::pipe(p.fd) == 0);
+    int* fds = p.fd;
+    std::atomic<skiff::watch_id> watching{0};
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/post", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.post([later = std::move(later)]() mutable { later.text("posted"); });
+        });
+        app.get("/after", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.after(10ms, [later = std::move(later)]() mutable { later.text("after"); });
+        });
+        app.get("/every", [](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            loop.every(5ms, [n = 0, later = std::move(later)]() mutable {
+                if (++n < 3) return skiff::timer_action::keep;
+                later.text("every " + std::to_string(n));
+                return skiff::timer_action::stop;
+            });
+        });
+        app.get("/watch", [&](skiff::request&, skiff::response& res) {
+            skiff::deferred later = res.defer();
+            skiff::loop_ref loop = later.loop();
+            watching = loop.watch(fds[0], [fd = fds[0], later = std::move(later)]() mutable {
+                char c = 0;
+                if (::read(fd, &c, 1) == 1) later.text(std::string("watched ") + c);
+            });
+        });
+    });
+    client c(srv.port());
+    const std::pair<const char*, const char*> answers[] = {{"/post", "posted"}, {"/after", "after"}, {"/every", "every 3"}};
+    for (auto [path, body] : answers) {
+        c.send(request(path));
+        auto rs = read_responses(c, 1);
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].body == body);
+    }
+    c.send(request("/watch"));
+    std::this_thread::sleep_for(20ms);  // the watch is taken in by the loop
+    CHECK(::write(fds[1], "w", 1) == 1);
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "watched w");
+    srv.app().loop().unwatch(watching.load());
+    srv.stop();
+}
+
+// What the loop's services hold is released when the server goes, even a callable that owns a
+// deferred (whose handle holds the loop's hub: left in place, the two would keep each other).
+TEST_CASE_TEMPLATE("a watch or timer still owning a deferred when the server stops is destroyed with it", Policy,
+                   SKIFF_TEST_POLICIES) {
+    struct on_destroy {
+        std::atomic<int>* count;
+        explicit on_destroy(std::atomic<int>& c) : count(&c) {}
+        on_destroy(on_destroy&& o) noexcept : count(std::exchange(o.count, nullptr)) {}
+        ~on_destroy() {
+            if (count) ++*count;
+        }
+    };
+    std::atomic<int> destroyed{0};
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    {
+        running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+            app.get("/hold", [&](skiff::request&, skiff::response& res) {
+                skiff::deferred later = res.defer();
+                skiff::loop_ref loop = later.loop();
+                loop.watch(fds[0], [mark = on_destroy(destroyed), later = std::move(later)]() mutable {});
+                loop.after(1h, [mark = on_destroy(destroyed)] {});
+                loop.every(1h, [mark = on_destroy(destroyed)] {});
+            });
+        });
+        client c(srv.port());
+        c.send(request("/hold"));
+        std::this_thread::sleep_for(50ms);  // the loop takes the watch and timers in
+        srv.stop();
+    }
+    CHECK(destroyed == 3);
+    ::close(fds[0]);
+    ::close(fds[1]);
 }

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -188,6 +189,60 @@ TEST_CASE_TEMPLATE("the rejection hook adds fields to the server's own answers a
     CHECK(reasons.size() == 3);
 }
 
+// A JSON API answers JSON even where the server answers: the hook writes the body, the
+// status stays the server's, and a hook that tries to change it gets the plain answer.
+TEST_CASE_TEMPLATE("the rejection hook may render the server's own answers, keeping their status", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_body = 16;
+    running_server<Policy> srv(
+        [](skiff::basic_server<Policy>& app) {
+            app.on_rejection([](skiff::response& res, skiff::rejection why) {
+                res.header("X-Rejected", "1");  // fields still go on, before or after the body
+                if (why == skiff::rejection::not_implemented) return res.status(200).json("{}");  // refused
+                res.json(std::string(R"({"error":")") + skiff::to_string(why) + R"("})");
+            });
+            app.get("/throw", [](skiff::request&, skiff::response&) { throw std::runtime_error("boom"); });
+            app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
+        },
+        opt);
+    struct expected {
+        std::string request;
+        int status;
+        std::string body;
+    };
+    const expected cases[] = {
+        {"GET\x01/ HTTP/1.1\r\nHost: x\r\n\r\n", 400, R"({"error":"bad_request_line"})"},
+        {"GET /throw HTTP/1.1\r\nHost: x\r\n\r\n", 500, R"({"error":"handler_exception"})"},
+        {"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n\r\n", 413, R"({"error":"body_too_large"})"},
+        {"GET /throw HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431,
+         R"({"error":"header_too_large"})"},
+        {"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "Not Implemented\n"},
+    };
+    for (const expected& e : cases) {
+        reply r = one_response(srv.port(), e.request);
+        CHECK(r.status == e.status);
+        CHECK(r.body == e.body);
+        bool json = e.body[0] == '{';
+        CHECK(r.header("Content-Type") == (json ? "application/json" : "text/plain"));
+        CHECK(r.header("X-Rejected") == (json ? "1" : ""));  // a refused rendering drops its fields too
+        CHECK(r.header("Connection") == (e.status == 500 ? "" : "close"));
+    }
+}
+
+TEST_CASE("the rejection hook renders the 408 the test client's clock brings") {
+    skiff::testing::test_client client([](skiff::server& app) {
+        app.on_rejection([](skiff::response& res, skiff::rejection) { res.json(R"({"error":"timeout"})"); });
+    });
+    client.send("GET / HTTP/1.1\r\nHost: x\r\n");
+    client.advance(client.app().settings().header_timeout + 1s);
+    auto r = client.next_response();
+    CHECK(r.status == 408);
+    CHECK(r.body == R"({"error":"timeout"})");
+    CHECK(r.header("Content-Type") == "application/json");
+    CHECK(client.closed());
+}
+
 TEST_CASE_TEMPLATE("the response hook sees a 431 and a 413, with their reasons", Policy, SKIFF_TEST_POLICIES) {
     recorder rec;
     skiff::options opt;
@@ -319,4 +374,32 @@ TEST_CASE_TEMPLATE("the metrics page counts requests, rejections and bytes", Pol
     CHECK(has("skiff_request_duration_seconds_count 7"));
     CHECK(std::regex_search(text, std::regex("\nskiff_request_duration_seconds_sum \\d+\\.\\d+\n")));
     CHECK(std::regex_search(text, std::regex("\n# HELP skiff_request_duration_seconds [^\n]+\n")));
+}
+
+TEST_CASE_TEMPLATE("the metrics page carries the application's own counters and gauges", Policy, SKIFF_TEST_POLICIES) {
+    std::atomic<std::uint64_t> orders{0};
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.serve_metrics("/metrics", [&orders](skiff::metrics_writer& w) {
+            w.counter("app_orders_total", "Orders placed.", orders.load());
+            w.gauge("app_temperature_celsius", "A line\nbreak and a \\ in help.", -2.5);
+            w.raw("app_items{kind=\"book\"} 3\n");
+        });
+        app.post("/order", [&orders](skiff::request&, skiff::response& res) {
+            ++orders;
+            res.status(201).end();
+        });
+    });
+    for (int i = 0; i < 3; ++i)
+        CHECK(one_response(srv.port(), "POST /order HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").status == 201);
+    reply r = one_response(srv.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string& text = r.body;
+    auto has = [&text](const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; };
+    CHECK(has("skiff_requests_total{code=\"201\"} 3"));  // the server's families are still there
+    CHECK(has("# HELP app_orders_total Orders placed."));
+    CHECK(has("# TYPE app_orders_total counter"));
+    CHECK(has("app_orders_total 3"));
+    CHECK(has("# HELP app_temperature_celsius A line\\nbreak and a \\\\ in help."));
+    CHECK(has("# TYPE app_temperature_celsius gauge"));
+    CHECK(has("app_temperature_celsius -2.5"));
+    CHECK(has("app_items{kind=\"book\"} 3"));
 }

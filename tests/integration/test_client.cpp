@@ -148,10 +148,55 @@ TEST_CASE("test client: a task posted to the client's loop completes a deferred 
     test_client client;
     auto loop = client.loop();
     client.app().get("/task", [loop](skiff::request&, skiff::response& res) {
-        auto later = std::make_shared<skiff::deferred>(res.defer());  // std::function copies its task
-        loop.post([later] { later->text("from the loop"); });
+        loop.post([later = res.defer()]() mutable { later.text("from the loop"); });  // moved in, not shared
     });
     CHECK(client.get("/task").body == "from the loop");
+}
+
+TEST_CASE("test client: after() holds a deferred by move and fires when the test clock passes its delay") {
+    test_client client;
+    auto loop = client.loop();
+    client.app().get("/later", [loop](skiff::request&, skiff::response& res) {
+        loop.after(50ms, [later = res.defer()]() mutable { later.text("after 50 ms"); });
+    });
+    client.send("GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+    client.advance(49ms);
+    CHECK_FALSE(client.next_response());  // the clock moves only by hand: not yet
+    client.advance(1ms);
+    CHECK(client.next_response().body == "after 50 ms");
+}
+
+TEST_CASE("test client: every() ends itself by returning timer_action::stop, holding a deferred by move") {
+    test_client client;
+    auto loop = client.loop();
+    int ticks = 0;
+    client.app().get("/count", [loop, &ticks](skiff::request&, skiff::response& res) {
+        loop.every(10ms, [&ticks, later = res.defer()]() mutable {
+            if (++ticks < 3) return skiff::timer_action::keep;
+            later.text("ticked " + std::to_string(ticks));
+            return skiff::timer_action::stop;
+        });
+    });
+    client.send("GET /count HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (int i = 0; i < 2; ++i) client.advance(10ms);
+    CHECK(ticks == 2);
+    CHECK_FALSE(client.next_response());
+    client.advance(10ms);
+    CHECK(client.next_response().body == "ticked 3");
+    for (int i = 0; i < 5; ++i) client.advance(10ms);
+    CHECK(ticks == 3);  // stopped: never again
+}
+
+TEST_CASE("test client: deferred_timeout follows the test clock") {
+    skiff::deferred kept;
+    test_client client([&](skiff::server& app) {
+        app.get("/never", [&](skiff::request&, skiff::response& res) { kept = res.defer(); });
+    });
+    client.send("GET /never HTTP/1.1\r\nHost: x\r\n\r\n");
+    client.advance(client.app().settings().deferred_timeout - 1ms);
+    CHECK_FALSE(client.next_response());
+    client.advance(1ms);
+    CHECK(client.next_response().status == 503);
 }
 
 TEST_CASE("test client: a chunked request body reaches the handler whole") {

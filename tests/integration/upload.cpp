@@ -97,11 +97,13 @@ void routes(skiff::basic_server<Policy>& app, const std::shared_ptr<seen>& s) {
             res.status(400).text("not a form\n");
             return skiff::upload{};
         }
-        return skiff::multipart_upload<part_list>(*boundary, part_list{},
-                                                  [](skiff::response& r, part_list& parts, skiff::multipart_status end) {
-                                                      if (end != skiff::multipart_status::complete) return r.status(400).text("bad\n");
-                                                      r.text(parts.text);
-                                                  });
+        // Sink and done deduced: a lambda, here one that owns a move-only value, as it is.
+        return skiff::multipart_upload(*boundary, part_list{},
+                                       [bad = std::make_unique<std::string>("bad\n")](
+                                           skiff::response& r, part_list& parts, skiff::multipart_status end) {
+                                           if (end != skiff::multipart_status::complete) return r.status(400).text(*bad);
+                                           r.text(parts.text);
+                                       });
     });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
     app.get("/ping", [](skiff::request&, skiff::response& res) { res.text("pong"); });

@@ -14,7 +14,8 @@
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
-//                repeating, cancellable), and watching a foreign descriptor for readability.
+//                repeating, cancellable, or ending themselves), and watching a foreign
+//                descriptor for readability. Each takes move-only callables.
 //
 // None of these touches a connection: each posts to its loop's hub (async/hub.hpp), and the
 // loop applies it if the connection is still the one the answer belongs to (else it is
@@ -25,6 +26,7 @@
 
 #include "skiff/async/hub.hpp"
 #include "skiff/config.hpp"
+#include "skiff/detail/unique_function.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/loop_hub.hpp"
 
@@ -37,6 +39,7 @@
 #include <memory>       // std::shared_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // what every()'s callback returns
 #include <utility>      // std::move, std::pair
 #include <vector>       // fields
 
@@ -58,21 +61,45 @@ public:
     explicit loop_ref(detail::hub_anchor& a) : hub_(detail::async_hub::of(a)) {}
     explicit operator bool() const noexcept { return hub_ != nullptr; }
 
-    // Runs fn on the loop; false when the loop is gone (fn is dropped).
-    bool post(std::function<void()> fn) const {
-        return hub_ && hub_->post([fn = std::move(fn)](detail::loop_context&) { fn(); });
+    // Runs fn() on the loop; false when the loop is gone (fn is dropped). Each of these takes
+    // any callable, move-only ones too: [later = std::move(later)]() mutable { later.end(); }.
+    // Templates, so that the callable is stored once, in the loop's task, not wrapped twice.
+    template <class Fn>
+    bool post(Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::post: fn is called as fn()");
+        return hub_ && hub_->post([fn = std::forward<Fn>(fn)](detail::loop_context&) mutable { fn(); });
     }
-    // fn runs on the loop once after `delay`, or every `period` until cancelled.
-    timer_id after(std::chrono::milliseconds delay, std::function<void()> fn) const { return timer(delay, {}, std::move(fn)); }
-    timer_id every(std::chrono::milliseconds period, std::function<void()> fn) const {
-        return timer(period, period, std::move(fn));
+    // fn() runs on the loop once after `delay`.
+    template <class Fn>
+    timer_id after(std::chrono::milliseconds delay, Fn&& fn) const {
+        static_assert(std::is_invocable_v<std::decay_t<Fn>&>, "loop_ref::after: fn is called as fn()");
+        return timer(delay, {}, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
+            fn();
+            return timer_action::stop;
+        });
+    }
+    // fn runs on the loop every `period` until cancel(), or until it returns
+    // timer_action::stop (a callback returning void runs until cancelled).
+    template <class Fn>
+    timer_id every(std::chrono::milliseconds period, Fn&& fn) const {
+        using result = std::invoke_result_t<std::decay_t<Fn>&>;
+        static_assert(std::is_void_v<result> || std::is_same_v<result, timer_action>,
+                      "loop_ref::every: the callback returns void or skiff::timer_action");
+        return timer(period, period, [fn = std::forward<Fn>(fn)](detail::loop_context&) mutable {
+            if constexpr (std::is_void_v<result>) {
+                fn();
+                return timer_action::keep;
+            } else {
+                return fn();
+            }
+        });
     }
     void cancel(timer_id id) const {
         if (hub_) hub_->cancel_timer(id);
     }
     // on_readable runs on the loop while fd (non-blocking, owned by the caller) is readable,
     // until unwatch(); the caller reads it there.
-    watch_id watch(int fd, std::function<void()> on_readable) const {
+    watch_id watch(int fd, detail::unique_function<void()> on_readable) const {
         return hub_ ? hub_->add_watch(fd, std::move(on_readable)) : 0;
     }
     void unwatch(watch_id id) const {
@@ -83,9 +110,9 @@ private:
     friend class deferred;
     explicit loop_ref(std::shared_ptr<detail::async_hub> hub) : hub_(std::move(hub)) {}
 
-    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, std::function<void()> fn) const {
+    timer_id timer(std::chrono::milliseconds first, std::chrono::milliseconds period, detail::timer_task fn) const {
         if (!hub_) return 0;
-        return hub_->add_timer(first.count(), period.count(), [fn = std::move(fn)](detail::loop_context&) { fn(); });
+        return hub_->add_timer(first.count(), period.count(), std::move(fn));
     }
 
     std::shared_ptr<detail::async_hub> hub_;
@@ -311,7 +338,10 @@ inline deferred::deferred(response& r) {
     s->push_limit = a.push_limit;
     s->push_high_water = a.push_high_water;
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
-    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) { ctx.give_up(*s); });
+    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
+        ctx.give_up(*s);
+        return timer_action::stop;
+    });
     r.sent_ = true;
     r.deferred_ = s.get();
     s_ = std::move(s);

@@ -18,6 +18,7 @@
 #define SKIFF_ASYNC_HUB_HPP
 
 #include "skiff/detail/guarded_call.hpp"
+#include "skiff/detail/unique_function.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
@@ -25,7 +26,6 @@
 #include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t
-#include <functional>     // std::function tasks
 #include <limits>         // no deadline
 #include <map>            // timers by due time
 #include <memory>         // std::shared_ptr, the hub's own life
@@ -34,9 +34,19 @@
 #include <utility>        // std::move, std::swap
 #include <vector>         // the inbox, watchers
 
+namespace skiff {
+
+// What a repeating timer's callback wants next (loop_ref::every): to run again after its
+// period, or to end here, as loop_ref::cancel would.
+enum class timer_action : std::uint8_t { keep, stop };
+
+} // namespace skiff
+
 namespace skiff::detail {
 
-using hub_task = std::function<void(loop_context&)>;
+// Move-only, so that a task may own what it completes (a deferred, a push_stream).
+using hub_task = unique_function<void(loop_context&)>;
+using timer_task = unique_function<timer_action(loop_context&)>;
 
 class async_hub final : private loop_hub {
 public:
@@ -70,11 +80,13 @@ public:
 
     std::uint64_t new_id() noexcept { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 
-    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
-    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
+    // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0,
+    // until it answers timer_action::stop or is cancelled. The delay counts from the turn
+    // that takes the timer in, on the loop's clock (the test client's moves by hand).
+    std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
-        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
-        post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
+        post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
+            std::int64_t due = after_ms == no_timer ? no_timer : turn_now_ + after_ms;
             timers_.emplace(id, timer{due, period_ms, std::move(fn)});
             by_due_.emplace(due, id);
             note_next_due();
@@ -86,7 +98,7 @@ public:
     }
 
     // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
-    std::uint64_t add_watch(int fd, std::function<void()> fn) {
+    std::uint64_t add_watch(int fd, unique_function<void()> fn) {
         std::uint64_t id = new_id();
         post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
             auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
@@ -103,19 +115,29 @@ public:
 
     // ---- what loop_hub's table calls ----------------------------------------------------
 
+    // What the hub held is destroyed here, after the locks: a task, timer or watcher may own
+    // a deferred (move-only callables), whose destructor posts its 500 to this hub, refused
+    // now; under the inbox lock that post would deadlock, and left in place the handle's
+    // shared_ptr to the hub would keep the hub alive forever.
     void detach() noexcept {
         std::shared_ptr<async_hub> last;
+        std::vector<hub_task> tasks, batch;
+        std::unordered_map<std::uint64_t, timer> timers;
+        std::vector<std::unique_ptr<watcher>> watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
-            inbox_.clear();
+            tasks.swap(inbox_);
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        timers_.clear();
+        timers.swap(timers_);
         by_due_.clear();
-        batch_.clear();
+        batch.swap(batch_);
         next_ = 0;
+        std::lock_guard<std::mutex> w(watch_lock_);
+        watchers.swap(watchers_);
+        retired.swap(retired_);
     }
 
     bool claims(const void* data) const noexcept {
@@ -161,9 +183,10 @@ public:
         std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
         if (drain_now) p.lock();
         else if (!p.try_lock()) return;
+        turn_now_ = now_ms;
         if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
         run_due(now_ms, ctx);
-        free_retired(now_ms);
+        free_retired();
     }
 
     void exclusive(void (*fn)(void*), void* arg) {
@@ -199,12 +222,12 @@ private:
     struct timer {
         std::int64_t due;
         std::int64_t period;
-        hub_task fn;
+        timer_task fn;
     };
     struct watcher {
         std::uint64_t id;
         int fd;
-        std::function<void()> fn;
+        unique_function<void()> fn;
         std::int64_t retired_at;
     };
 
@@ -260,12 +283,14 @@ private:
             by_due_.erase(by_due_.begin());
             auto it = timers_.find(id);
             if (it == timers_.end()) continue;  // cancelled
-            hub_task fn = std::move(it->second.fn);
+            timer_task fn = std::move(it->second.fn);
             std::int64_t period = it->second.period;
             if (period == 0) timers_.erase(it);
-            call_guarded([&] { fn(ctx); }, [] {});
+            timer_action next = timer_action::keep;  // one that threw runs again, as before it could say
+            call_guarded([&] { next = fn(ctx); }, [] {});
             it = timers_.find(id);  // fn may have cancelled itself
-            if (period != 0 && it != timers_.end()) {
+            if (period != 0 && it != timers_.end() && next == timer_action::stop) drop_timer(id);
+            else if (period != 0 && it != timers_.end()) {
                 it->second.fn = std::move(fn);
                 it->second.due = now_ms + period;
                 by_due_.emplace(it->second.due, id);
@@ -316,8 +341,10 @@ private:
         return it == held_.end() ? nullptr : it->second.state;
     }
 
-    void free_retired(std::int64_t now_ms) {
+    // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
+    void free_retired() {
         if (retired_count_.load(std::memory_order_relaxed) == 0) return;
+        std::int64_t now_ms = monotonic_ms();
         std::lock_guard<std::mutex> g(watch_lock_);
         auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
         retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
@@ -348,6 +375,7 @@ private:
     std::unordered_map<std::uint64_t, timer> timers_;
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
+    std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;

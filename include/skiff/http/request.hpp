@@ -10,13 +10,29 @@
 #include "skiff/http/route_params.hpp"
 #include "skiff/http/url.hpp"
 
+#include <charconv>     // std::from_chars for typed parameters
 #include <cstddef>      // std::size_t
-#include <optional>     // std::optional from percent_decode
+#include <optional>     // std::optional from percent_decode, typed parameters
 #include <string>       // std::string as the decoding arena
 #include <string_view>  // std::string_view
+#include <system_error> // std::errc from std::from_chars
+#include <type_traits>  // what a typed parameter may be
 #include <vector>       // std::vector for fields and decoded pairs
 
 namespace skiff {
+
+// A whole decimal integer of type T: digits, a '-' first for a signed T, nothing else (no
+// '+', no spaces, no trailing bytes), within T's range; empty otherwise.
+template <class T>
+std::optional<T> parse_integer(std::string_view text) noexcept {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+                  "skiff: typed parameters are integers (int, long long, unsigned, std::size_t, ...)");
+    T value{};
+    const char* end = text.data() + text.size();
+    auto [stop, ec] = std::from_chars(text.data(), end, value);
+    if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
+    return value;
+}
 
 struct query_pair {
     std::string_view key;
@@ -104,10 +120,21 @@ public:
         return {};
     }
     const route_params& params() const noexcept { return params_; }
+    // The route parameter as an integer (parse_integer); empty when absent, not a number, or
+    // out of T's range. response.hpp's require_param answers 400 instead.
+    template <class T>
+    std::optional<T> param_as(std::string_view name) const noexcept {
+        return parse_integer<T>(param(name));
+    }
 
     // The first query value for key (keys compare after decoding), decoded; empty if absent.
     std::string_view query(std::string_view key) { return find_pair(queries(), key); }
     bool has_query(std::string_view key) { return has_pair(queries(), key); }
+    // The first query value for key as an integer, as param_as.
+    template <class T>
+    std::optional<T> query_as(std::string_view key) {
+        return parse_integer<T>(query(key));
+    }
     // Every key=value pair of the query string, decoded, in order.
     const std::vector<query_pair>& queries() {
         if (!query_parsed_) {

@@ -171,7 +171,7 @@ private:
         int base = -1;
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
-        std::int64_t now = monotonic_ms();
+        std::int64_t now = time_.services_ms();
         hub->on_turn(now, *this);
         return hub->timeout(base, now);
     }

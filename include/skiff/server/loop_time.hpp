@@ -47,6 +47,9 @@ struct loop_time {
 
     // How long the loop's wait may block: as long as the loop asks (test_loop's clock says 0).
     static constexpr int wait_ms(int wanted) noexcept { return wanted; }
+    // The clock the loop's services (loop_ref timers, deferred_timeout) follow, read once a
+    // turn and only by a program that has them.
+    static std::int64_t services_ms() noexcept { return monotonic_ms(); }
 
 private:
     std::int64_t next_second_ms_ = 0;  // the start of the monotonic second after the last reading

@@ -14,6 +14,14 @@
 // thread race-free; under shared a deferred answer may be applied by another worker than the
 // slot's, so increments there are atomic additions.
 //
+// The application's own metrics go on the same page: serve_metrics(path, fn) calls fn with a
+// metrics_writer after the server's families, at each scrape:
+//
+//   app.serve_metrics("/metrics", [&](skiff::metrics_writer& w) {
+//       w.counter("app_orders_total", "Orders placed.", orders.load());
+//       w.gauge("app_queue_depth", "Queries waiting.", static_cast<double>(pool.queued()));
+//   });
+//
 // Not here: when the observers are called (session.hpp, acceptor.hpp), or serving the text
 // (server.hpp). A program that never calls serve_metrics compiles none of this.
 #ifndef SKIFF_SERVER_METRICS_HPP
@@ -27,7 +35,46 @@
 #include <cstdio>       // std::snprintf
 #include <memory>       // std::unique_ptr of slots
 #include <string>       // the exposition text
+#include <string_view>  // an application's names and help
 #include <type_traits>  // std::conditional_t
+
+namespace skiff {
+
+// Appends an application's metric families to the exposition text (format 0.0.4): a HELP and
+// a TYPE line, then one sample. Names are the caller's (Prometheus: [a-zA-Z_:][a-zA-Z0-9_:]*;
+// not checked); a line break in help is escaped as the format asks. raw() appends lines as
+// given, for labels or histograms the helpers do not write (each line must end in '\n').
+class metrics_writer {
+public:
+    explicit metrics_writer(std::string& out) noexcept : out_(out) {}
+
+    void counter(std::string_view name, std::string_view help, std::uint64_t value) {
+        family(name, help, "counter");
+        out_.append(name).append(" ").append(std::to_string(value)).append("\n");
+    }
+    void gauge(std::string_view name, std::string_view help, double value) {
+        family(name, help, "gauge");
+        char text[32];
+        int n = std::snprintf(text, sizeof text, "%.17g", value);
+        out_.append(name).append(" ").append(text, n > 0 ? static_cast<std::size_t>(n) : 0).append("\n");
+    }
+    void raw(std::string_view lines) { out_.append(lines); }
+
+private:
+    void family(std::string_view name, std::string_view help, const char* type) {
+        out_.append("# HELP ").append(name).append(" ");
+        for (char c : help) {
+            if (c == '\\') out_.append("\\\\");
+            else if (c == '\n') out_.append("\\n");
+            else out_.push_back(c);
+        }
+        out_.append("\n# TYPE ").append(name).append(" ").append(type).append("\n");
+    }
+
+    std::string& out_;
+};
+
+} // namespace skiff
 
 namespace skiff::detail {
 

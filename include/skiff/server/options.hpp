@@ -84,7 +84,9 @@ struct options {
     std::function<void(std::string_view what, const request&)> on_error;
     // on_rejection: the server answers a request itself (a rejection, or the 500 after a
     // throw); fields the hook adds with header() go on that answer (request id, security
-    // headers), before its body is written. Not called for the fixed 503 at accept.
+    // headers), and a body it writes (res.json(...), res.html(...)) replaces the plain text
+    // one. The status is the server's: a hook that changes it gets the plain answer. Not
+    // called for the fixed 503 at accept.
     std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;

@@ -148,17 +148,32 @@ public:
     // The server's own answers (400, 408, 413, 414, 417, 431, 501, 505, and the 500 after a
     // throw) pass no middleware, since no route was chosen; fn sees each before its body is
     // written and may add fields with header(), so those answers carry what middleware puts
-    // on the others. The 503 at accept is a fixed text and is not decorated.
+    // on the others, and may write the body itself in the application's format:
+    //   app.on_rejection([](skiff::response& res, skiff::rejection why) {
+    //       res.json(std::string(R"({"error":")") + skiff::to_string(why) + "\"}");
+    //   });
+    // The status stays the server's (a hook that changes it gets the plain answer). The 503 at
+    // accept is a fixed text and is not decorated.
     basic_server& on_rejection(std::function<void(response&, rejection)> fn) {
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
-    basic_server& serve_metrics(std::string_view path) {
+    // `app_metrics(metrics_writer&)`, when given, appends the application's own families
+    // after the server's at each scrape; under sharded and shared it is called from several
+    // loop threads at once, so what it reads must be safe to read so (atomics, a lock).
+    basic_server& serve_metrics(std::string_view path, std::function<void(metrics_writer&)> app_metrics = {}) {
         if (!metrics_) start_metrics();
         auto m = metrics_;
-        return get(path, [m](request&, response& res) { res.body(m->render(), "text/plain; version=0.0.4"); });
+        return get(path, [m, app = std::move(app_metrics)](request&, response& res) {
+            std::string text = m->render();
+            if (app) {
+                metrics_writer w(text);
+                app(w);
+            }
+            res.body(text, "text/plain; version=0.0.4");
+        });
     }
 
     // ---- listeners: each call adds one (or, for systemd, each it was passed) -------------

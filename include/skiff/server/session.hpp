@@ -537,19 +537,24 @@ private:
         text[n++] = '\n';
         res_.status(status);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
-        res_.text({text, n});
+        if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
         close_after_output(c, how);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
     }
 
-    // The rejection hook adds its fields; one that throws leaves the answer as it was. The
-    // reason is told as the response hook tells it (a 400 whose request line is good is the
-    // header's fault).
+    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
+    // object); one that throws leaves the answer as it was. The status is the server's: a hook
+    // that changed it gets the plain answer instead. The reason is told as the response hook
+    // tells it (a 400 whose request line is good is the header's fault).
     SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
         response_event e;
         e.reason = why;
         describe_request_line(input, limits_, e);
+        int status = res_.status();
         call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
+        if (res_.status() == status) return;
+        response_access::discard(res_);
+        res_.status(status);
     }
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
@@ -557,7 +562,7 @@ private:
         response_access::discard(res_);
         res_.status(500);
         if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
-        res_.text("Internal Server Error\n");
+        if (!res_.sent()) res_.text("Internal Server Error\n");
     }
 
     SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {

@@ -58,6 +58,7 @@
 #include <memory>       // std::shared_ptr
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
+#include <type_traits>  // what done is called with
 #include <utility>      // std::move
 
 namespace skiff {
@@ -229,23 +230,26 @@ void abort_sink(Sink&, long) {}
 // Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
 // on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
 // sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
-// on_abort() when it has one. The parser and sink live as
-// long as the upload's callbacks. A body that breaks the framing is still read to its end
-// (bounded by max_body), and the sink hears nothing after the break.
-template <class Sink>
-upload multipart_upload(std::string_view boundary, Sink sink,
-                        std::function<void(response&, Sink&, multipart_status)> done) {
+// on_abort() when it has one. `done` is any callable done(response&, Sink&, multipart_status),
+// a lambda as it is (move-only ones too). The parser, sink and `done` live as long as the
+// upload's callbacks. A body that breaks the framing is still read to its end (bounded by
+// max_body), and the sink hears nothing after the break.
+template <class Sink, class Done>
+upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
+    static_assert(std::is_invocable_v<Done&, response&, Sink&, multipart_status>,
+                  "multipart_upload: done is called as done(skiff::response&, Sink&, skiff::multipart_status)");
     struct state {
         multipart_parser parser;
         Sink sink;
+        Done done;
     };
-    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink)});
+    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink), std::move(done)});
     upload u;
     u.on_piece = [st](std::string_view piece) {
         st->parser.feed(piece, st->sink);
         return piece_status::taken;
     };
-    u.on_end = [st, done = std::move(done)](response& res) { done(res, st->sink, st->parser.finish()); };
+    u.on_end = [st](response& res) { st->done(res, st->sink, st->parser.finish()); };
     u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
     return u;
 }

@@ -6,7 +6,7 @@
 //   auto r = client.get("/user/7");            // sends, serves until idle, reads the answer
 //   CHECK(r.status == 200);
 //   client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
-//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines fire
+//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines and timers fire
 //
 // Every call that sends or moves the clock then serves until idle: the loop turns until a
 // turn finds nothing ready and brings no bytes either way. What the server wrote is kept
@@ -14,9 +14,9 @@
 // (testing::fixed_date), so answers compare byte for byte.
 //
 // It does not: run the sharded or shared policies (the routes are the same under each; their
-// threading is tested with a real server), move the clock of the loop's services (loop_ref
-// timers and options::deferred_timeout run on the monotonic clock), or wait for a thread that
-// completes a deferred answer: join it, then run(). Use client.loop(), not app().loop(): the
+// threading is tested with a real server) or wait for a thread that completes a deferred
+// answer: join it, then run(). The loop's services (loop_ref timers, deferred_timeout) follow
+// the test clock like the deadlines. Use client.loop(), not app().loop(): the
 // server object only holds the routes and options; it never listens.
 #ifndef SKIFF_TESTING_TEST_CLIENT_HPP
 #define SKIFF_TESTING_TEST_CLIENT_HPP

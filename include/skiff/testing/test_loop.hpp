@@ -7,8 +7,9 @@
 // serves the single policy only, on the thread that calls it; nothing here starts a thread.
 // The Date line is fixed (fixed_date), so two runs of a test see the same bytes.
 //
-// The loop's services (loop_ref timers, options::deferred_timeout) keep the monotonic clock:
-// advance() does not move them. Posted tasks and deferred answers run on the next turn.
+// The loop's services (loop_ref timers, options::deferred_timeout) follow the same clock:
+// advance() moves them too, and a timer's delay counts from the turn that took it in. Posted
+// tasks and deferred answers run on the next turn.
 #ifndef SKIFF_TESTING_TEST_LOOP_HPP
 #define SKIFF_TESTING_TEST_LOOP_HPP
 
@@ -44,6 +45,7 @@ struct manual_time : loop_time {
     }
     // Nothing outside the test moves this clock, so waiting could only hang the test.
     static constexpr int wait_ms(int) noexcept { return 0; }
+    std::int64_t services_ms() const noexcept { return clock_ms; }
 };
 
 class test_loop {
