@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <regex>
 #include <string>
 #include <vector>
@@ -109,6 +111,39 @@ TEST_CASE_TEMPLATE("the error hook sees what a handler threw, and the request, b
     REQUIRE(events.size() == 2);
     CHECK(events[0].reason == skiff::rejection::handler_exception);
     CHECK(events[0].status == 500);
+}
+
+TEST_CASE_TEMPLATE("the error hook sees what a stream's source threw, with the method and target; the body is cut",
+                   Policy, SKIFF_TEST_POLICIES) {
+    std::mutex m;
+    std::vector<std::string> errors;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.on_error([&](std::string_view w, const skiff::request& req) {
+            std::lock_guard<std::mutex> g(m);
+            errors.push_back(std::string(w) + " | " + std::string(req.method()) + " " + std::string(req.path()) + " ? " +
+                             std::string(req.query_string()));
+        });
+        app.get("/feed", [](skiff::request&, skiff::response& res) {
+            auto calls = std::make_shared<int>(0);
+            res.stream("text/plain", [calls](char* buf, std::size_t) -> std::size_t {
+                if (++*calls > 2) throw std::runtime_error("feed broke");
+                buf[0] = 'x';
+                return 1;
+            });
+        });
+        app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
+    });
+    client c(srv.port());
+    c.send("GET /feed?page=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string got = c.read_to_close();
+    CHECK(c.closed());                                   // the framing is unfinished: the connection ends
+    CHECK(got.find("\r\n0\r\n\r\n") == std::string::npos);  // no last chunk: the body is cut
+    {
+        std::lock_guard<std::mutex> g(m);  // the hook ran before the close the client saw
+        REQUIRE(errors.size() == 1);
+        CHECK(errors[0] == "feed broke | GET /feed ? page=2");
+    }
+    CHECK(one_response(srv.port(), hello).status == 200);  // the server goes on
 }
 
 TEST_CASE_TEMPLATE("the response hook sees a 200 and a 404 with their sizes and the peer", Policy,
