@@ -355,3 +355,41 @@ TEST_CASE_TEMPLATE("the metrics page counts requests, rejections and bytes", Pol
     CHECK(std::regex_search(text, std::regex("\nskiff_request_duration_seconds_sum \\d+\\.\\d+\n")));
     CHECK(std::regex_search(text, std::regex("\n# HELP skiff_request_duration_seconds [^\n]+\n")));
 }
+
+TEST_CASE_TEMPLATE("the response hook sees a push stream's head and an upload route's answers", Policy, SKIFF_TEST_POLICIES) {
+    recorder rec;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.on_response([&rec](const skiff::response_event& e) { rec.add(e); });
+        app.get("/events", [](skiff::request&, skiff::response& res) {
+            skiff::sse_stream events = res.defer().events();
+            events.send("hi");
+            events.close();
+        });
+        app.upload("PUT", "/up", [](skiff::request& req, skiff::response& res) {
+            skiff::upload u;
+            if (req.has_header("x-refuse")) return res.status(403).text("no\n"), u;
+            u.on_piece = [](std::string_view) { return skiff::piece_status::taken; };
+            u.on_end = [](skiff::response& r) { r.status(201).text("stored\n"); };
+            return u;
+        });
+    });
+    {
+        client c(srv.port());
+        c.send("GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        c.read_to_close();
+    }
+    const std::string put = "PUT /up?v=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n";
+    reply stored = one_response(srv.port(), put + "\r\nhello");
+    CHECK(stored.status == 201);
+    CHECK(one_response(srv.port(), put + "X-Refuse: 1\r\n\r\nhello").status == 403);
+    auto events = rec.events();
+    REQUIRE(events.size() == 3);
+    CHECK(events[0].status == 200);
+    CHECK(events[0].bytes_sent > 0);
+    CHECK(events[1].status == 201);
+    CHECK(events[1].method == "PUT");
+    CHECK(events[1].target == "/up?v=1");
+    CHECK(events[1].version == "HTTP/1.1");
+    CHECK(events[2].status == 403);
+    CHECK(events[2].target == "/up?v=1");
+}
