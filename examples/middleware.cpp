@@ -6,10 +6,18 @@
 //   POST /echo        the body back, with its Content-Type
 //   GET  /private     401 with WWW-Authenticate: Bearer, unless "Authorization: Bearer secret"
 //   GET  /metrics     the server's counters, Prometheus text format
+//   GET  /later       "answered later" (text/plain), deferred: the loop's timer answers 20 ms on
+//   GET  /events      Server-Sent Events: "tick 1" to "tick 3" (ids 1-3), then the stream ends
+//   PUT  /upload      201 "received N bytes", the body streamed piece by piece (at most 1 MiB:
+//                     413 beyond)
 //
 // Every response, 404s and the server's own 400/431 included, carries X-Request-Id,
 // X-Content-Type-Options: nosniff and Server-Timing, and writes one Common Log Format line to
-// standard output. A CORS preflight from https://app.example is answered 204 with
+// standard output. Answers written after the handler returned (/later, /events, /upload) get
+// the same fields in their head, after the status line; Server-Timing, which response_timer()
+// adds after the chain returns, is on the upload's answer but not on /later and /events (a
+// deferred head is the handle's to write by then), and their log lines, written when the
+// answer is, show the request line as "-". A CORS preflight from https://app.example is answered 204 with
 // Access-Control-Allow-Origin; other origins get no CORS headers.
 //
 // Reads PORT (default 8080), listens on 127.0.0.1, one loop (the single policy). Ctrl-C or
@@ -21,9 +29,11 @@
 // hooks, which see every answer, rejections included.
 #include <skiff/skiff.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -58,6 +68,33 @@ static void observe(skiff::server& app) {
     });
 }
 
+// Answers whose head is written after the chain returned: the fields the middleware above set
+// before next() go in that head all the same.
+static void later_routes(skiff::server& app) {
+    app.get("/later", [](skiff::request&, skiff::response& res) {
+        auto later = std::make_shared<skiff::deferred>(res.defer());  // timers take copyable functions
+        later->loop().after(std::chrono::milliseconds(20), [later] { later->text("answered later"); });
+    });
+    app.get("/events", [](skiff::request&, skiff::response& res) {
+        skiff::sse_stream events = res.defer().events();
+        for (int i = 1; i <= 3; ++i) events.send("tick " + std::to_string(i), {}, std::to_string(i));
+        events.close();
+    });
+    app.upload("PUT", "/upload", [](skiff::request&, skiff::response&) {
+        skiff::upload u;
+        auto size = std::make_shared<std::size_t>(0);
+        u.on_piece = [size](std::string_view piece) {
+            *size += piece.size();
+            return skiff::piece_status::taken;
+        };
+        u.on_end = [size](skiff::response& res) {
+            res.status(201).text("received " + std::to_string(*size) + " bytes\n");
+        };
+        u.max_body = 1 << 20;
+        return u;
+    });
+}
+
 static void routes(skiff::server& app) {
     app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     app.get("/json", [](skiff::request&, skiff::response& res) { res.json(R"({"message":"Hello, World!"})"); });
@@ -69,6 +106,7 @@ static void routes(skiff::server& app) {
         res.body(req.body(), type.empty() ? "application/octet-stream" : type);
     });
     app.serve_metrics("/metrics");
+    later_routes(app);
     app.use("/private", require_token);
     app.get("/private", [](skiff::request&, skiff::response& res) { res.text("private"); });
 }

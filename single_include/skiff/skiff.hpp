@@ -3506,6 +3506,14 @@ private:
 
 namespace detail {
 
+// What is kept of a request whose head is gone by the time its answer can fail (a streamed
+// body's source runs after the next request was parsed), for the error hook: its method and
+// target, copied only where that hook is set.
+struct request_origin {
+    std::string method;
+    std::string target;
+};
+
 // The loop's side of request: set-up at start, reset per request, parameter decoding.
 struct request_access {
     static void init(request& r, std::size_t max_headers, std::size_t max_target) {
@@ -3518,6 +3526,18 @@ struct request_access {
     static route_params& params(request& r) noexcept { return r.params_; }
     static std::string_view& request_id(request& r) noexcept { return r.request_id_; }
     static std::string_view request_id(const request& r) noexcept { return r.request_id_; }
+
+    static request_origin origin_of(const request& r) { return {std::string(r.head_.method_name), std::string(r.head_.target)}; }
+    // r (fresh) as the error hook sees a request whose head is gone: method, target, path and
+    // query from o, which must outlive r; no fields, no body.
+    static void describe(request& r, const request_origin& o) noexcept {
+        std::string_view target = o.target;
+        std::size_t q = target.find('?');
+        r.head_.method_name = o.method;
+        r.head_.target = target;
+        r.head_.path = target.substr(0, q);
+        r.head_.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+    }
 
     // Ready for a new message: drops decoded data from the last one.
     static void reset(request& r) noexcept {
@@ -3570,8 +3590,17 @@ struct request_access {
 // leaves before the handler chain (its middleware included, server/middleware.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too; a deferred
-// answer writes its head when it completes, and a field added late to it is dropped.
+// still grow until its first bytes go out, which is after the chain returns too.
+//
+// An answer whose head is written later (a deferred one, or a route that streams its request
+// body and answers at its end) leaves the chain with fields written and no head: those bytes
+// must not stay in the output buffer, where the next bytes of the batch would follow them to
+// the client ahead of any status line. They are taken out whole (response_access::hold_fields)
+// into the answer's own state, with what they told the head (a Content-Type, a Date), and put
+// back (restore_fields) in front of the fields the answer adds when its head is written. (A
+// Connection: close among them is not a field but a flag, not held: the session reads it when
+// the chain returns, and a deferred answer's connection closes after it all the same.) A field added to a deferred answer after defer() returned is dropped: its head is
+// the handle's to write (deferred::header).
 //
 // skiff frames every body itself: Content-Length (none on 1xx, 204 and 304), or, for a stream
 // of unknown length, chunked (HTTP/1.1) or the end of the connection (HTTP/1.0). A
@@ -3588,6 +3617,7 @@ struct request_access {
 #include <functional>   // std::function for streamed bodies
 #include <memory>       // std::unique_ptr for a file body
 #include <optional>     // std::optional: a stream's length, when it is known
+#include <string>       // held_fields: a later head's fields, kept until it is written
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
@@ -3701,6 +3731,14 @@ inline char* put_decimal(char* p, std::uint64_t v) noexcept {
     format_decimal(p + n, v);
     return p + n;
 }
+
+// Fields header() wrote for a head that is written later (see the file comment), and what
+// they told that head. Empty for a chain that wrote none.
+struct held_fields {
+    std::string bytes;  // "name: value\r\n" lines, as header() wrote them
+    bool has_type = false;
+    bool has_date = false;
+};
 
 // The content types of text(), json() and html(), and none (end()): each has a pre-composed
 // 200 head (ok_heads).
@@ -4066,6 +4104,25 @@ struct response_access {
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // The fields written for a head not written yet, taken out of the output buffer (which
+    // goes on from where this response began) and kept by the caller until the head is.
+    static held_fields hold_fields(response& r) {
+        held_fields h;
+        h.bytes.assign(r.out_->data() + r.start_, r.out_->size() - r.start_);
+        h.has_type = r.has_type_;
+        h.has_date = r.has_date_;
+        r.out_->resize(r.start_);
+        return h;
+    }
+    // Puts held fields back into a response just started (start()), before any other: the
+    // head then written takes them as it takes those header() wrote.
+    static void restore_fields(response& r, const held_fields& h) {
+        if (h.bytes.empty()) return;
+        r.out_->append(h.bytes.data(), h.bytes.size());
+        r.has_type_ = r.has_type_ || h.has_type;
+        r.has_date_ = r.has_date_ || h.has_date;
+    }
+
     // Where a route that streams its body leaves what it returned (server/upload.hpp); null
     // outside the session's call for such a route's head.
     static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }
@@ -6437,6 +6494,8 @@ struct options {
     // on_response: every response the server queues, with its rejection reason.
     std::function<void(const response_event&)> on_response;
     // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
+    // Also a stream's source that threw (its body is cut; the head has left, so no 500): the
+    // request then has only its method and target, its head being gone.
     std::function<void(std::string_view what, const request&)> on_error;
     // on_rejection: the server answers a request itself (a rejection, or the 500 after a
     // throw); fields the hook adds with header() go on that answer (request id, security
@@ -6744,6 +6803,9 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     bool http10 = false;
     std::int64_t push_limit = 0;  // options::max_push_buffer
     std::size_t push_high_water = 0;  // options::write_high_water
+    // The fields the chain wrote before defer() (middleware's included), taken out of the
+    // batch then and written in front of the answer's own when it completes (response.hpp).
+    held_fields head_fields;
 
     // Written by the one thread that wins `done`, before it posts the answer to the loop (the
     // hub's mutex orders the two).
@@ -6965,6 +7027,8 @@ struct stream_state {
     // uploading: what the route returned and where its body is (a deleter, since the type is
     // complete only where uploads are: the session aborts it before the connection closes).
     std::unique_ptr<upload_state, void (*)(upload_state*)> upload{nullptr, nullptr};
+    // streaming, where an error hook is set: the request, for the hook should the source throw.
+    request_origin origin = {};
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
@@ -8046,10 +8110,13 @@ public:
 
     // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
     // other connections. At the end the stream is released and its last piece flushed.
-    pump_result pump(connection& c, char* scratch) {
+    // source_threw() runs when the source throws, inside the catch (so what it threw can
+    // still be described), before the stream is released.
+    template <class OnThrow>
+    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
         if (SKIFF_UNLIKELY(c.stream->file != nullptr)) return pump_file(c, scratch);
         for (int round = 0; round < rounds_per_event; ++round) {
-            stream_end end = produce(*c.stream, scratch);
+            stream_end end = produce(*c.stream, scratch, source_threw);
             if (end != stream_end::not_yet) {
                 c.stream.reset();
                 return {end, flush(c)};
@@ -8132,12 +8199,17 @@ private:
 
     // Appends the stream's next piece to the batch, chunk framing included; at the end, the
     // last chunk. A source that throws or ends short leaves the framing unfinished.
-    stream_end produce(stream_state& s, char* scratch) {
+    template <class OnThrow>
+    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
         bool sized = s.framing == stream_framing::sized;
         std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
         std::size_t n = 0;
         bool threw = false;
-        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
+        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
+                     [&] {
+                         threw = true;
+                         source_threw();
+                     });
         if (n > cap) n = cap;
         if (n != 0) append_piece(s.framing, scratch, n);
         if (sized) s.left -= n;
@@ -8205,6 +8277,8 @@ private:
 //                    worker waits for it instead (other workers serve the other connections;
 //                    stop() waits for it too, up to body_timeout).
 //   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
+//                    res already has the fields the chain set when the route took the body
+//                    (middleware's: request_id(), cors()...), held until then.
 //   on_abort()       the client went, the body was malformed or passed max_body (413), a
 //                    callback threw, or the server stopped: no answer is owed. Not called after
 //                    on_end.
@@ -8316,6 +8390,10 @@ struct upload_state {
     bool head_request = false;
     bool http10 = false;
     bool close = false;
+    // The fields the chain wrote when the route took the body (middleware's, before and after
+    // next()), held out of the batch until on_end answers (response.hpp).
+    held_fields head_fields;
+    request_origin origin;  // where an error hook is set: the request, for a stream on_end starts
 
     static void destroy(upload_state* s) noexcept { delete s; }
 
@@ -8694,9 +8772,10 @@ public:
         bool close = final_phase(c) >= phase::closing;
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
+        response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
         res_.status(s.status);
         for (auto& f : s.fields) res_.header(f.first, f.second);
-        if (s.kind == answer_kind::push) return start_push(c, s);
+        if (s.kind == answer_kind::push) return start_push(c, s, start);
         res_.body(s.body, s.content_type);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
@@ -8985,14 +9064,32 @@ private:
 
     // Streams and files only, so kept out of respond(): inlined there, it cost every request
     // of the contract app 19 instructions (callgrind, 68 B keep-alive, 1,203 -> 1,185).
+    // The request's method and target are kept only where an error hook may need them.
     SKIFF_NOINLINE void start_stream(conn& c) {
+        request_origin origin;
+        if (opt_.on_error) origin = request_access::origin_of(req_);
+        start_stream(c, std::move(origin));
+    }
+    void start_stream(conn& c, request_origin origin) {
         std::optional<std::uint64_t> length = response_access::stream_length(res_);
         stream_framing framing = length                                 ? stream_framing::sized
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
         c.stream->file = response_access::take_file(res_);
+        c.stream->origin = std::move(origin);
         c.state = phase::streaming;
+    }
+
+    // A stream's source threw (called inside the catch): the writer cuts the body (its head
+    // has left, so there is no 500), and the error hook hears what was thrown, with the
+    // request as far as it is kept (its method and target; its head is gone by now).
+    SKIFF_NOINLINE void on_source_error(const stream_state& st) {
+        if (!opt_.on_error) return;
+        const char* what = describe_current_exception();
+        request origin;
+        request_access::describe(origin, st.origin);
+        call_guarded([&] { opt_.on_error(what, origin); }, [] {});
     }
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
@@ -9071,7 +9168,7 @@ private:
 
     fate pump(conn& c) {
         phase then = c.stream->then;  // read first: the writer frees the stream at its end
-        pump_result r = writer_.pump(c, scratch_.data());
+        pump_result r = writer_.pump(c, scratch_.data(), [&] { on_source_error(*c.stream); });
         if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
         if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
         if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
@@ -9180,8 +9277,10 @@ private:
 
     // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
     // request or a status without content has no body, and the stream ends at once.
-    fate start_push(conn& c, deferred_state& s) {
+    // `start`: where its head begins in the batch, for a response hook (which sees the head).
+    fate start_push(conn& c, deferred_state& s, std::size_t start) {
         res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         bool has_body = response_access::streaming(res_);
         (void)response_access::take_source(res_);
         c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
@@ -9300,6 +9399,7 @@ private:
         st->head_request = head.verb == method::head;
         st->http10 = head.version_minor == 0;
         st->close = !head.keep_alive;
+        if (opt_.on_error || opt_.on_response) st->origin = request_access::origin_of(req_);  // for the hooks, later
         std::size_t head_len = c.parser.head_size();
         bool expects = head.expect_continue;
         if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
@@ -9327,6 +9427,7 @@ private:
         request_access::reset(req_);
         bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
         bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
         response_access::lend_upload(res_, &st);
         call_guarded([&] { router_.serve(req_, res_); },
@@ -9335,11 +9436,16 @@ private:
                      });
         bool filled = response_access::upload(res_) == nullptr;
         response_access::lend_upload(res_, nullptr);
-        if (filled && !res_.sent()) return true;
+        if (filled && !res_.sent()) {
+            st.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
+            return true;
+        }
         st.abort();  // a handler that answered early owes nothing more
         st.answer = upload_answer::given;
         st.u = skiff::upload{};
         if (!res_.sent()) res_.end();
+        bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
+        if (SKIFF_UNLIKELY(reported)) report_upload(c, st, writer_.batch().size() - start);
         if (!res_.closes_connection()) return true;
         close_after_output(c, phase::draining);
         return false;
@@ -9384,15 +9490,31 @@ private:
         if (st->answer == upload_answer::given) return;
         st->answer = upload_answer::given;
         bool close = st->close || serving_ == serving::until_stop;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
+        response_access::restore_fields(res_, st->head_fields);  // the chain's, held since the head
         call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        if (response_access::streaming(res_)) start_stream(c);
-        else if (response_access::deferred(res_)) start_deferred(c);
+        bool later = response_access::deferred(res_);  // reported when written, in on_answer
+        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_upload(c, *st, writer_.batch().size() - start);
+        if (response_access::streaming(res_)) start_stream(c, std::move(st->origin));
+        else if (later) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // An upload route's answer (early, or on_end's), for a response hook: its request's head is
+    // gone by then, so its method and target are those start_upload kept.
+    SKIFF_NOINLINE void report_upload(conn& c, const upload_state& st, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.method = st.origin.method;
+        e.target = st.origin.target;
+        e.version = version_text(st.http10 ? 0 : 1);
+        report(c, e);
     }
 
     // A malformed or too large body, or a callback that threw: the route hears on_abort, the
@@ -11290,7 +11412,9 @@ public:
         return *this;
     }
     // A handler (or its middleware) threw: what() of a std::exception, else "unknown
-    // exception", and the request, before the 500 is queued.
+    // exception", and the request, before the 500 is queued. Or a stream's source threw, on
+    // the loop that writes it: the body is cut there, and the request has only its method
+    // and target (its head is gone by then).
     basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
         detail::append_call(opt_.on_error, std::move(fn));
         return *this;
@@ -11803,8 +11927,9 @@ private:
 };
 
 // Binds to the loop that serves r: its hub (started here under single), and a deadline
-// timer that answers 503 at options::deferred_timeout. A response already sent gives an
-// empty handle, whose completions do nothing.
+// timer that answers 503 at options::deferred_timeout. The fields r has so far go with the
+// answer, ahead of the handle's own. A response already sent gives an empty handle, whose
+// completions do nothing.
 inline deferred::deferred(response& r) {
     if (r.sent_ || r.anchor_ == nullptr) return;
     detail::hub_anchor& a = *r.anchor_;
@@ -11818,6 +11943,7 @@ inline deferred::deferred(response& r) {
     s->http10 = r.http10_;
     s->push_limit = a.push_limit;
     s->push_high_water = a.push_high_water;
+    s->head_fields = detail::response_access::hold_fields(r);  // out of the batch: the head comes later
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
     s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
         ctx.give_up(*s);

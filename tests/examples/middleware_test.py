@@ -4,7 +4,10 @@ WWW-Authenticate: Bearer unless the bearer token is right; X-Request-Id, nosniff
 Server-Timing on every answer, a 404, a 400 and a 431 included, each with one Common Log Format
 line on standard output; a CORS preflight from https://app.example answered 204 with
 Access-Control-Allow-Origin, another origin given no CORS fields; /metrics in the Prometheus
-text format; exit 0 on SIGTERM. Usage: middleware_test.py BINARY"""
+text format; the same stack in front of a deferred route (/later), an SSE route (/events) and
+an upload route (/upload), each answer compared byte for byte (Date and the timing masked):
+status line first, each field once, the body framed exactly; exit 0 on SIGTERM.
+Usage: middleware_test.py BINARY"""
 import os
 import re
 import selectors
@@ -144,6 +147,54 @@ def check_cors(port, log):
     check_observed(status, fields, log, "other origin")
 
 
+def exchange_to_close(port, raw):
+    """Every byte the example sends until it closes (the request says Connection: close)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(raw)
+        return read_until(s, lambda data: False)
+
+
+def masked(data):
+    data = re.sub(rb"\r\nDate: [A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT\r\n", b"\r\nDate: <date>\r\n", data)
+    return re.sub(rb"\r\nServer-Timing: app;dur=\d+\.\d{3}\r\n", b"\r\nServer-Timing: app;dur=<ms>\r\n", data)
+
+
+# What request_id() (an incoming id kept), security_headers() and cors() (a listed origin: Vary)
+# write before next(), in this order, on every answer of the chain.
+STACK_FIELDS = (b"X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
+                b"Vary: Origin\r\n")
+
+
+def check_answered_later(port, log):
+    got = exchange_to_close(port, get("/later", "X-Request-Id: later-1\r\nConnection: close\r\n"))
+    want = (b"HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 14\r\n"
+            b"Connection: close\r\nX-Request-Id: later-1\r\n" + STACK_FIELDS + b"\r\nanswered later")
+    expect(masked(got) == want, f"/later, byte for byte: {got!r}")
+    line = log.line()
+    expect(CLF.match(line) and CLF.match(line).group(1) == b"200", f"/later: one log line, got {line!r}")
+
+    got = exchange_to_close(port, get("/events", "X-Request-Id: events-1\r\nConnection: close\r\n"))
+    events = b"".join(b"14\r\nid: %d\ndata: tick %d\n\n\r\n" % (i, i) for i in (1, 2, 3))
+    want = (b"HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+            b"Connection: close\r\nX-Request-Id: events-1\r\n" + STACK_FIELDS + b"Cache-Control: no-cache\r\n\r\n"
+            + events + b"0\r\n\r\n")
+    expect(masked(got) == want, f"/events, byte for byte: {got!r}")
+    line = log.line()
+    expect(CLF.match(line) and CLF.match(line).group(1) == b"200", f"/events: one log line, got {line!r}")
+
+    body = b"u" * 100000  # more than one read: the answer comes after the body
+    raw = (b"PUT /upload HTTP/1.1\r\nHost: t\r\nX-Request-Id: upload-1\r\nConnection: close\r\n"
+           b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    got = exchange_to_close(port, raw)
+    text = b"received 100000 bytes\n"
+    want = (b"HTTP/1.1 201 Created\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+            b"Connection: close\r\nX-Request-Id: upload-1\r\n" % len(text) + STACK_FIELDS
+            + b"Server-Timing: app;dur=<ms>\r\n\r\n" + text)
+    expect(masked(got) == want, f"/upload, byte for byte: {got!r}")
+    check_observed(201, {"x-request-id": "upload-1", "x-content-type-options": "nosniff",
+                         "server-timing": "app;dur="}, log, "/upload")
+
+
 def check_metrics(port, log):
     status, fields, body = exchange(port, get("/metrics"))
     expect(status == 200, f"/metrics: {status}")
@@ -166,6 +217,7 @@ def main():
         check_private(port, log)
         check_server_answers(port, log)
         check_cors(port, log)
+        check_answered_later(port, log)
         check_metrics(port, log)
         server.send_signal(signal.SIGTERM)
         expect(server.wait(timeout=10) == 0, "SIGTERM stops it with exit status 0")

@@ -508,3 +508,27 @@ TEST_CASE("pipelined: a preflight and timed answers in one read keep their bodie
     for (const reply& r : rs) CHECK_FALSE(r.header("Server-Timing").empty());
     CHECK_FALSE(has_cors_field(rs[2]));
 }
+
+TEST_CASE_TEMPLATE("request id, security headers and cors in front of a deferred answer: its head opens with the status line",
+                   Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        app.use(skiff::request_id());
+        app.use(skiff::security_headers());
+        app.use(skiff::cors(listed_origins()));
+        app.get("/later", [](request& req, skiff::response& res) {
+            std::string id(skiff::current_request_id(req));  // a view valid in the chain only: copied
+            std::thread([later = res.defer(), id]() mutable { later.text("for " + id); }).detach();
+        });
+    });
+    client c(srv.port());
+    c.send(get("/later", "X-Request-Id: abc-1\r\nOrigin: https://app.example\r\n"));
+    const std::string expected =
+        "HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n"
+        "X-Request-Id: abc-1\r\n"
+        "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
+        "Vary: Origin\r\nAccess-Control-Allow-Origin: https://app.example\r\n\r\n"
+        "for abc-1";
+    std::string got = mask_date(
+        c.read_until([&](const std::string& s) { return mask_date(s).size() >= expected.size(); }));
+    CHECK(got == expected);
+}

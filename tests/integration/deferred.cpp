@@ -760,4 +760,96 @@ TEST_CASE_TEMPLATE("a watch or timer still owning a deferred when the server sto
     CHECK(destroyed == 3);
     ::close(fds[0]);
     ::close(fds[1]);
+
+// ---- fields written before the head exists --------------------------------------------------
+
+namespace {
+
+// Sets a field before next(), as request_id(), security_headers() and cors() do, and one
+// after it (a late field: inserted into a plain answer's head, dropped from a deferred one).
+template <class Policy>
+void mark_around(skiff::basic_server<Policy>& app) {
+    app.use([](skiff::request&, skiff::response& res, const skiff::next& next) {
+        res.header("X-Before", "mw");
+        next();
+        res.header("X-After", "mw");
+    });
+}
+
+// Reads until the Date-masked bytes are at least as long as `expected`; returns them masked.
+std::string read_masked(client& c, const std::string& expected) {
+    return mask_date(c.read_until([&](const std::string& s) { return mask_date(s).size() >= expected.size(); }));
+}
+
+const std::string answer_two =  // GET /n/2 behind mark_around
+    "HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n"
+    "X-Before: mw\r\nX-After: mw\r\n\r\n2";
+
+} // namespace
+
+TEST_CASE_TEMPLATE("fields set before defer() open the answer's head after its status line, once", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    running_server<Policy> srv([&waiting](skiff::basic_server<Policy>& app) {
+        mark_around(app);
+        app.get("/wait", [&waiting](skiff::request&, skiff::response& res) {
+            res.header("X-Handler", "h");
+            waiting.put(res.defer());
+        });
+        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
+    });
+    client c(srv.port());
+    c.send(request("/wait") + request("/n/2"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    CHECK(c.read_some(200ms).empty());  // nothing before the answer, not even its fields
+    handles[0]->status(201).header("X-From", "worker").text("later");
+    std::string expected =
+        "HTTP/1.1 201 Created\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+        "X-Before: mw\r\nX-Handler: h\r\nX-From: worker\r\n\r\nlater" +
+        answer_two;
+    CHECK(read_masked(c, expected) == expected);
+}
+
+TEST_CASE_TEMPLATE("fields set before defer() lead a push stream's head, and its chunks follow it", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        mark_around(app);
+        app.get("/events", [](skiff::request&, skiff::response& res) {
+            res.header("X-Handler", "h");
+            skiff::sse_stream events = res.defer().events();
+            events.send("hi");
+            events.close();
+        });
+        app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
+    });
+    client c(srv.port());
+    c.send(request("/events") + request("/n/2"));
+    std::string expected =
+        "HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+        "X-Before: mw\r\nX-Handler: h\r\nCache-Control: no-cache\r\n\r\n"
+        "a\r\ndata: hi\n\n\r\n0\r\n\r\n" +
+        answer_two;
+    CHECK(read_masked(c, expected) == expected);
+}
+
+TEST_CASE_TEMPLATE("a deferred answer given up at its deadline keeps the fields set before defer()", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    skiff::options opt;
+    opt.deferred_timeout = 100ms;
+    running_server<Policy> srv(
+        [&waiting](skiff::basic_server<Policy>& app) {
+            mark_around(app);
+            app.get("/wait", [&waiting](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        },
+        opt);
+    client c(srv.port());
+    c.send(request("/wait"));
+    auto handles = waiting.take(1);
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+    CHECK(rs[0].head.rfind("HTTP/1.1 503 ", 0) == 0);
+    CHECK(rs[0].header("X-Before") == "mw");
 }

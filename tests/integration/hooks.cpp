@@ -8,7 +8,10 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <regex>
 #include <string>
 #include <vector>
@@ -110,6 +113,39 @@ TEST_CASE_TEMPLATE("the error hook sees what a handler threw, and the request, b
     REQUIRE(events.size() == 2);
     CHECK(events[0].reason == skiff::rejection::handler_exception);
     CHECK(events[0].status == 500);
+}
+
+TEST_CASE_TEMPLATE("the error hook sees what a stream's source threw, with the method and target; the body is cut",
+                   Policy, SKIFF_TEST_POLICIES) {
+    std::mutex m;
+    std::vector<std::string> errors;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.on_error([&](std::string_view w, const skiff::request& req) {
+            std::lock_guard<std::mutex> g(m);
+            errors.push_back(std::string(w) + " | " + std::string(req.method()) + " " + std::string(req.path()) + " ? " +
+                             std::string(req.query_string()));
+        });
+        app.get("/feed", [](skiff::request&, skiff::response& res) {
+            auto calls = std::make_shared<int>(0);
+            res.stream("text/plain", [calls](char* buf, std::size_t) -> std::size_t {
+                if (++*calls > 2) throw std::runtime_error("feed broke");
+                buf[0] = 'x';
+                return 1;
+            });
+        });
+        app.get("/hello", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
+    });
+    client c(srv.port());
+    c.send("GET /feed?page=2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string got = c.read_to_close();
+    CHECK(c.closed());                                   // the framing is unfinished: the connection ends
+    CHECK(got.find("\r\n0\r\n\r\n") == std::string::npos);  // no last chunk: the body is cut
+    {
+        std::lock_guard<std::mutex> g(m);  // the hook ran before the close the client saw
+        REQUIRE(errors.size() == 1);
+        CHECK(errors[0] == "feed broke | GET /feed ? page=2");
+    }
+    CHECK(one_response(srv.port(), hello).status == 200);  // the server goes on
 }
 
 TEST_CASE_TEMPLATE("the response hook sees a 200 and a 404 with their sizes and the peer", Policy,
@@ -402,4 +438,41 @@ TEST_CASE_TEMPLATE("the metrics page carries the application's own counters and 
     CHECK(has("# TYPE app_temperature_celsius gauge"));
     CHECK(has("app_temperature_celsius -2.5"));
     CHECK(has("app_items{kind=\"book\"} 3"));
+
+TEST_CASE_TEMPLATE("the response hook sees a push stream's head and an upload route's answers", Policy, SKIFF_TEST_POLICIES) {
+    recorder rec;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.on_response([&rec](const skiff::response_event& e) { rec.add(e); });
+        app.get("/events", [](skiff::request&, skiff::response& res) {
+            skiff::sse_stream events = res.defer().events();
+            events.send("hi");
+            events.close();
+        });
+        app.upload("PUT", "/up", [](skiff::request& req, skiff::response& res) {
+            skiff::upload u;
+            if (req.has_header("x-refuse")) return res.status(403).text("no\n"), u;
+            u.on_piece = [](std::string_view) { return skiff::piece_status::taken; };
+            u.on_end = [](skiff::response& r) { r.status(201).text("stored\n"); };
+            return u;
+        });
+    });
+    {
+        client c(srv.port());
+        c.send("GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        c.read_to_close();
+    }
+    const std::string put = "PUT /up?v=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n";
+    reply stored = one_response(srv.port(), put + "\r\nhello");
+    CHECK(stored.status == 201);
+    CHECK(one_response(srv.port(), put + "X-Refuse: 1\r\n\r\nhello").status == 403);
+    auto events = rec.events();
+    REQUIRE(events.size() == 3);
+    CHECK(events[0].status == 200);
+    CHECK(events[0].bytes_sent > 0);
+    CHECK(events[1].status == 201);
+    CHECK(events[1].method == "PUT");
+    CHECK(events[1].target == "/up?v=1");
+    CHECK(events[1].version == "HTTP/1.1");
+    CHECK(events[2].status == 403);
+    CHECK(events[2].target == "/up?v=1");
 }

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 using namespace std::chrono_literals;
 using skiff::testing::test_client;
@@ -274,4 +276,84 @@ TEST_CASE("test client: a body over max_body gets 413") {
     opt.max_body = 8;
     test_client client(routes, opt);
     CHECK(client.post("/echo", "123456789").status == 413);
+}
+
+namespace {
+
+// A field set before next(), as request_id(), security_headers() and cors() set theirs.
+void mark_before(skiff::server& app) {
+    app.use([](skiff::request&, skiff::response& res, const skiff::next& next) {
+        res.header("X-Before", "mw");
+        next();
+    });
+}
+
+const std::string fixed_date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+
+} // namespace
+
+TEST_CASE("test client: fields set before defer() open the deferred answer's head after its status line") {
+    skiff::deferred later;
+    test_client client([&](skiff::server& app) {
+        mark_before(app);
+        app.get("/later", [&](skiff::request&, skiff::response& res) {
+            res.header("X-Handler", "h");
+            later = res.defer();
+        });
+    });
+    client.send("GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(client.raw_output().empty());  // nothing before the answer, not even its fields
+    later.text("made");
+    client.run();
+    CHECK(client.raw_output() == "HTTP/1.1 200 OK\r\n" + fixed_date +
+                                     "Content-Type: text/plain\r\nContent-Length: 4\r\nX-Before: mw\r\nX-Handler: h\r\n\r\nmade");
+}
+
+TEST_CASE("test client: fields set before defer() lead a push stream's head") {
+    test_client client([](skiff::server& app) {
+        mark_before(app);
+        app.get("/events", [](skiff::request&, skiff::response& res) {
+            skiff::sse_stream events = res.defer().events();
+            events.send("hi");
+            events.close();
+        });
+    });
+    client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(client.raw_output() == "HTTP/1.1 200 OK\r\n" + fixed_date +
+                                     "Content-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                                     "X-Before: mw\r\nCache-Control: no-cache\r\n\r\na\r\ndata: hi\n\n\r\n0\r\n\r\n");
+}
+
+TEST_CASE("test client: an upload route behind middleware answers with the middleware's field in its head") {
+    test_client client([](skiff::server& app) {
+        mark_before(app);
+        app.upload("PUT", "/up", [](skiff::request&, skiff::response&) {
+            skiff::upload u;
+            auto size = std::make_shared<std::size_t>(0);
+            u.on_piece = [size](std::string_view p) {
+                *size += p.size();
+                return skiff::piece_status::taken;
+            };
+            u.on_end = [size](skiff::response& res) { res.status(201).text(std::to_string(*size)); };
+            return u;
+        });
+    });
+    client.send("PUT /up HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+    CHECK(client.raw_output() == "HTTP/1.1 201 Created\r\n" + fixed_date +
+                                     "Content-Type: text/plain\r\nContent-Length: 1\r\nX-Before: mw\r\n\r\n5");
+}
+
+TEST_CASE("test client: a stream's source that throws cuts the body and reaches on_error") {
+    std::string seen;
+    test_client client([&](skiff::server& app) {
+        app.on_error([&](std::string_view what, const skiff::request& req) {
+            seen += std::string(what) + " at " + std::string(req.method()) + " " + std::string(req.target()) + ";";
+        });
+        app.get("/fails", [](skiff::request&, skiff::response& res) {
+            res.stream("text/plain", [](char*, std::size_t) -> std::size_t { throw std::runtime_error("source failed"); });
+        });
+    });
+    client.send("GET /fails?x=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(client.closed());
+    CHECK(seen == "source failed at GET /fails?x=1;");
 }

@@ -381,3 +381,58 @@ TEST_CASE_TEMPLATE("upload: multipart_upload feeds the pieces to the multipart p
         CHECK(r[0].status == 400);
     }
 }
+
+namespace {
+
+// Middleware that sets a field before next() (as request_id() does) and one after it, in
+// front of upload routes whose on_end answers directly or defers.
+template <class Policy>
+void marked_upload_routes(skiff::basic_server<Policy>& app) {
+    app.use([](skiff::request&, skiff::response& res, const skiff::next& next) {
+        res.header("X-Before", "mw");
+        next();
+        res.header("X-After", "mw");
+    });
+    auto counting = [](auto answer) {
+        skiff::upload u;
+        auto size = std::make_shared<std::size_t>(0);
+        u.on_piece = [size](std::string_view p) {
+            *size += p.size();
+            return skiff::piece_status::taken;
+        };
+        u.on_end = [size, answer](skiff::response& res) { answer(res, *size); };
+        return u;
+    };
+    app.upload("PUT", "/direct", [counting](skiff::request&, skiff::response&) {
+        return counting([](skiff::response& res, std::size_t n) { res.status(201).header("X-End", "e").text(std::to_string(n)); });
+    });
+    app.upload("PUT", "/deferred", [counting](skiff::request&, skiff::response&) {
+        return counting([](skiff::response& res, std::size_t n) {
+            res.header("X-End", "e");
+            std::thread([later = res.defer(), n]() mutable { later.status(201).text(std::to_string(n)); }).detach();
+        });
+    });
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("upload: the fields middleware sets lead on_end's answer, direct or deferred, after 100 Continue",
+                   Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(marked_upload_routes<Policy>);
+    const std::string answer = "HTTP/1.1 201 Created\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
+                               "X-Before: mw\r\nX-After: mw\r\nX-End: e\r\n\r\n52";
+    for (const char* path : {"/direct", "/deferred"}) {
+        CAPTURE(path);
+        client c(srv.port());
+        c.send(put_head(path, 52) + pattern(52));
+        std::string expected = answer;
+        auto masked = [&](const std::string& s) { return mask_date(s).size() >= expected.size(); };
+        CHECK(mask_date(c.read_until(masked)) == expected);
+        c.send(put_head(path, 52, "Expect: 100-continue\r\n"));  // the interim comes before the held fields
+        expected = "HTTP/1.1 100 Continue\r\n\r\n";
+        CHECK(c.read_until(masked) == expected);
+        c.send(pattern(52));
+        expected = answer;
+        CHECK(mask_date(c.read_until(masked)) == expected);
+    }
+}

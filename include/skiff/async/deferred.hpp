@@ -322,8 +322,9 @@ private:
 };
 
 // Binds to the loop that serves r: its hub (started here under single), and a deadline
-// timer that answers 503 at options::deferred_timeout. A response already sent gives an
-// empty handle, whose completions do nothing.
+// timer that answers 503 at options::deferred_timeout. The fields r has so far go with the
+// answer, ahead of the handle's own. A response already sent gives an empty handle, whose
+// completions do nothing.
 inline deferred::deferred(response& r) {
     if (r.sent_ || r.anchor_ == nullptr) return;
     detail::hub_anchor& a = *r.anchor_;
@@ -337,6 +338,7 @@ inline deferred::deferred(response& r) {
     s->http10 = r.http10_;
     s->push_limit = a.push_limit;
     s->push_high_water = a.push_high_water;
+    s->head_fields = detail::response_access::hold_fields(r);  // out of the batch: the head comes later
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
     s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
         ctx.give_up(*s);

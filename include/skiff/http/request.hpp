@@ -219,6 +219,14 @@ private:
 
 namespace detail {
 
+// What is kept of a request whose head is gone by the time its answer can fail (a streamed
+// body's source runs after the next request was parsed), for the error hook: its method and
+// target, copied only where that hook is set.
+struct request_origin {
+    std::string method;
+    std::string target;
+};
+
 // The loop's side of request: set-up at start, reset per request, parameter decoding.
 struct request_access {
     static void init(request& r, std::size_t max_headers, std::size_t max_target) {
@@ -231,6 +239,18 @@ struct request_access {
     static route_params& params(request& r) noexcept { return r.params_; }
     static std::string_view& request_id(request& r) noexcept { return r.request_id_; }
     static std::string_view request_id(const request& r) noexcept { return r.request_id_; }
+
+    static request_origin origin_of(const request& r) { return {std::string(r.head_.method_name), std::string(r.head_.target)}; }
+    // r (fresh) as the error hook sees a request whose head is gone: method, target, path and
+    // query from o, which must outlive r; no fields, no body.
+    static void describe(request& r, const request_origin& o) noexcept {
+        std::string_view target = o.target;
+        std::size_t q = target.find('?');
+        r.head_.method_name = o.method;
+        r.head_.target = target;
+        r.head_.path = target.substr(0, q);
+        r.head_.query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+    }
 
     // Ready for a new message: drops decoded data from the last one.
     static void reset(request& r) noexcept {

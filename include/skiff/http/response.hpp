@@ -11,8 +11,17 @@
 // leaves before the handler chain (its middleware included, server/middleware.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too; a deferred
-// answer writes its head when it completes, and a field added late to it is dropped.
+// still grow until its first bytes go out, which is after the chain returns too.
+//
+// An answer whose head is written later (a deferred one, or a route that streams its request
+// body and answers at its end) leaves the chain with fields written and no head: those bytes
+// must not stay in the output buffer, where the next bytes of the batch would follow them to
+// the client ahead of any status line. They are taken out whole (response_access::hold_fields)
+// into the answer's own state, with what they told the head (a Content-Type, a Date), and put
+// back (restore_fields) in front of the fields the answer adds when its head is written. (A
+// Connection: close among them is not a field but a flag, not held: the session reads it when
+// the chain returns, and a deferred answer's connection closes after it all the same.) A field added to a deferred answer after defer() returned is dropped: its head is
+// the handle's to write (deferred::header).
 //
 // skiff frames every body itself: Content-Length (none on 1xx, 204 and 304), or, for a stream
 // of unknown length, chunked (HTTP/1.1) or the end of the connection (HTTP/1.0). A
@@ -35,6 +44,7 @@
 #include <functional>   // std::function for streamed bodies
 #include <memory>       // std::unique_ptr for a file body
 #include <optional>     // std::optional: a stream's length, when it is known
+#include <string>       // held_fields: a later head's fields, kept until it is written
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
@@ -148,6 +158,14 @@ inline char* put_decimal(char* p, std::uint64_t v) noexcept {
     format_decimal(p + n, v);
     return p + n;
 }
+
+// Fields header() wrote for a head that is written later (see the file comment), and what
+// they told that head. Empty for a chain that wrote none.
+struct held_fields {
+    std::string bytes;  // "name: value\r\n" lines, as header() wrote them
+    bool has_type = false;
+    bool has_date = false;
+};
 
 // The content types of text(), json() and html(), and none (end()): each has a pre-composed
 // 200 head (ok_heads).
@@ -513,6 +531,25 @@ struct response_access {
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // The fields written for a head not written yet, taken out of the output buffer (which
+    // goes on from where this response began) and kept by the caller until the head is.
+    static held_fields hold_fields(response& r) {
+        held_fields h;
+        h.bytes.assign(r.out_->data() + r.start_, r.out_->size() - r.start_);
+        h.has_type = r.has_type_;
+        h.has_date = r.has_date_;
+        r.out_->resize(r.start_);
+        return h;
+    }
+    // Puts held fields back into a response just started (start()), before any other: the
+    // head then written takes them as it takes those header() wrote.
+    static void restore_fields(response& r, const held_fields& h) {
+        if (h.bytes.empty()) return;
+        r.out_->append(h.bytes.data(), h.bytes.size());
+        r.has_type_ = r.has_type_ || h.has_type;
+        r.has_date_ = r.has_date_ || h.has_date;
+    }
+
     // Where a route that streams its body leaves what it returned (server/upload.hpp); null
     // outside the session's call for such a route's head.
     static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }

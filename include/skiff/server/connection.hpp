@@ -32,6 +32,7 @@
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/file_body.hpp"
 #include "skiff/http/message_parser.hpp"
+#include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
@@ -82,6 +83,8 @@ struct stream_state {
     // uploading: what the route returned and where its body is (a deleter, since the type is
     // complete only where uploads are: the session aborts it before the connection closes).
     std::unique_ptr<upload_state, void (*)(upload_state*)> upload{nullptr, nullptr};
+    // streaming, where an error hook is set: the request, for the hook should the source throw.
+    request_origin origin = {};
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.

@@ -19,6 +19,7 @@
 #define SKIFF_SERVER_LOOP_HUB_HPP
 
 #include "skiff/detail/guarded_call.hpp"
+#include "skiff/http/response.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/poller/poller.hpp"
 
@@ -59,6 +60,9 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     bool http10 = false;
     std::int64_t push_limit = 0;  // options::max_push_buffer
     std::size_t push_high_water = 0;  // options::write_high_water
+    // The fields the chain wrote before defer() (middleware's included), taken out of the
+    // batch then and written in front of the answer's own when it completes (response.hpp).
+    held_fields head_fields;
 
     // Written by the one thread that wins `done`, before it posts the answer to the loop (the
     // hub's mutex orders the two).

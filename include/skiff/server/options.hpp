@@ -81,6 +81,8 @@ struct options {
     // on_response: every response the server queues, with its rejection reason.
     std::function<void(const response_event&)> on_response;
     // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
+    // Also a stream's source that threw (its body is cut; the head has left, so no 500): the
+    // request then has only its method and target, its head being gone.
     std::function<void(std::string_view what, const request&)> on_error;
     // on_rejection: the server answers a request itself (a rejection, or the 500 after a
     // throw); fields the hook adds with header() go on that answer (request id, security

@@ -140,7 +140,9 @@ public:
         return *this;
     }
     // A handler (or its middleware) threw: what() of a std::exception, else "unknown
-    // exception", and the request, before the 500 is queued.
+    // exception", and the request, before the 500 is queued. Or a stream's source threw, on
+    // the loop that writes it: the body is cut there, and the request has only its method
+    // and target (its head is gone by then).
     basic_server& on_error(std::function<void(std::string_view what, const request&)> fn) {
         detail::append_call(opt_.on_error, std::move(fn));
         return *this;

@@ -223,9 +223,10 @@ public:
         bool close = final_phase(c) >= phase::closing;
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
+        response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
         res_.status(s.status);
         for (auto& f : s.fields) res_.header(f.first, f.second);
-        if (s.kind == answer_kind::push) return start_push(c, s);
+        if (s.kind == answer_kind::push) return start_push(c, s, start);
         res_.body(s.body, s.content_type);
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
@@ -514,14 +515,32 @@ private:
 
     // Streams and files only, so kept out of respond(): inlined there, it cost every request
     // of the contract app 19 instructions (callgrind, 68 B keep-alive, 1,203 -> 1,185).
+    // The request's method and target are kept only where an error hook may need them.
     SKIFF_NOINLINE void start_stream(conn& c) {
+        request_origin origin;
+        if (opt_.on_error) origin = request_access::origin_of(req_);
+        start_stream(c, std::move(origin));
+    }
+    void start_stream(conn& c, request_origin origin) {
         std::optional<std::uint64_t> length = response_access::stream_length(res_);
         stream_framing framing = length                                 ? stream_framing::sized
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
         c.stream->file = response_access::take_file(res_);
+        c.stream->origin = std::move(origin);
         c.state = phase::streaming;
+    }
+
+    // A stream's source threw (called inside the catch): the writer cuts the body (its head
+    // has left, so there is no 500), and the error hook hears what was thrown, with the
+    // request as far as it is kept (its method and target; its head is gone by now).
+    SKIFF_NOINLINE void on_source_error(const stream_state& st) {
+        if (!opt_.on_error) return;
+        const char* what = describe_current_exception();
+        request origin;
+        request_access::describe(origin, st.origin);
+        call_guarded([&] { opt_.on_error(what, origin); }, [] {});
     }
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
@@ -600,7 +619,7 @@ private:
 
     fate pump(conn& c) {
         phase then = c.stream->then;  // read first: the writer frees the stream at its end
-        pump_result r = writer_.pump(c, scratch_.data());
+        pump_result r = writer_.pump(c, scratch_.data(), [&] { on_source_error(*c.stream); });
         if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
         if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
         if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
@@ -709,8 +728,10 @@ private:
 
     // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
     // request or a status without content has no body, and the stream ends at once.
-    fate start_push(conn& c, deferred_state& s) {
+    // `start`: where its head begins in the batch, for a response hook (which sees the head).
+    fate start_push(conn& c, deferred_state& s, std::size_t start) {
         res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
         bool has_body = response_access::streaming(res_);
         (void)response_access::take_source(res_);
         c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
@@ -829,6 +850,7 @@ private:
         st->head_request = head.verb == method::head;
         st->http10 = head.version_minor == 0;
         st->close = !head.keep_alive;
+        if (opt_.on_error || opt_.on_response) st->origin = request_access::origin_of(req_);  // for the hooks, later
         std::size_t head_len = c.parser.head_size();
         bool expects = head.expect_continue;
         if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
@@ -856,6 +878,7 @@ private:
         request_access::reset(req_);
         bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
         bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
         response_access::lend_upload(res_, &st);
         call_guarded([&] { router_.serve(req_, res_); },
@@ -864,11 +887,16 @@ private:
                      });
         bool filled = response_access::upload(res_) == nullptr;
         response_access::lend_upload(res_, nullptr);
-        if (filled && !res_.sent()) return true;
+        if (filled && !res_.sent()) {
+            st.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
+            return true;
+        }
         st.abort();  // a handler that answered early owes nothing more
         st.answer = upload_answer::given;
         st.u = skiff::upload{};
         if (!res_.sent()) res_.end();
+        bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
+        if (SKIFF_UNLIKELY(reported)) report_upload(c, st, writer_.batch().size() - start);
         if (!res_.closes_connection()) return true;
         close_after_output(c, phase::draining);
         return false;
@@ -913,15 +941,31 @@ private:
         if (st->answer == upload_answer::given) return;
         st->answer = upload_answer::given;
         bool close = st->close || serving_ == serving::until_stop;
+        std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
+        response_access::restore_fields(res_, st->head_fields);  // the chain's, held since the head
         call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        if (response_access::streaming(res_)) start_stream(c);
-        else if (response_access::deferred(res_)) start_deferred(c);
+        bool later = response_access::deferred(res_);  // reported when written, in on_answer
+        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_upload(c, *st, writer_.batch().size() - start);
+        if (response_access::streaming(res_)) start_stream(c, std::move(st->origin));
+        else if (later) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // An upload route's answer (early, or on_end's), for a response hook: its request's head is
+    // gone by then, so its method and target are those start_upload kept.
+    SKIFF_NOINLINE void report_upload(conn& c, const upload_state& st, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.method = st.origin.method;
+        e.target = st.origin.target;
+        e.version = version_text(st.http10 ? 0 : 1);
+        report(c, e);
     }
 
     // A malformed or too large body, or a callback that threw: the route hears on_abort, the

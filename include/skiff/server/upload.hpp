@@ -24,6 +24,8 @@
 //                    worker waits for it instead (other workers serve the other connections;
 //                    stop() waits for it too, up to body_timeout).
 //   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
+//                    res already has the fields the chain set when the route took the body
+//                    (middleware's: request_id(), cors()...), held until then.
 //   on_abort()       the client went, the body was malformed or passed max_body (413), a
 //                    callback threw, or the server stopped: no answer is owed. Not called after
 //                    on_end.
@@ -143,6 +145,10 @@ struct upload_state {
     bool head_request = false;
     bool http10 = false;
     bool close = false;
+    // The fields the chain wrote when the route took the body (middleware's, before and after
+    // next()), held out of the batch until on_end answers (response.hpp).
+    held_fields head_fields;
+    request_origin origin;  // where an error hook is set: the request, for a stream on_end starts
 
     static void destroy(upload_state* s) noexcept { delete s; }
 

@@ -104,10 +104,13 @@ public:
 
     // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
     // other connections. At the end the stream is released and its last piece flushed.
-    pump_result pump(connection& c, char* scratch) {
+    // source_threw() runs when the source throws, inside the catch (so what it threw can
+    // still be described), before the stream is released.
+    template <class OnThrow>
+    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
         if (SKIFF_UNLIKELY(c.stream->file != nullptr)) return pump_file(c, scratch);
         for (int round = 0; round < rounds_per_event; ++round) {
-            stream_end end = produce(*c.stream, scratch);
+            stream_end end = produce(*c.stream, scratch, source_threw);
             if (end != stream_end::not_yet) {
                 c.stream.reset();
                 return {end, flush(c)};
@@ -190,12 +193,17 @@ private:
 
     // Appends the stream's next piece to the batch, chunk framing included; at the end, the
     // last chunk. A source that throws or ends short leaves the framing unfinished.
-    stream_end produce(stream_state& s, char* scratch) {
+    template <class OnThrow>
+    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
         bool sized = s.framing == stream_framing::sized;
         std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
         std::size_t n = 0;
         bool threw = false;
-        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); }, [&] { threw = true; });
+        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
+                     [&] {
+                         threw = true;
+                         source_threw();
+                     });
         if (n > cap) n = cap;
         if (n != 0) append_piece(s.framing, scratch, n);
         if (sized) s.left -= n;
