@@ -14,6 +14,11 @@
 // recursive mutex, taken uncontended except under the shared policy, where it makes one
 // thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
+//
+// Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
+// that stop_grace after begin_stop() it can end each one still open (a 503, or the last chunk
+// of its push stream), and any made after that at once. The end is posted behind what was
+// pushed before it, so bytes the on_stop hooks wrote go out first.
 #ifndef SKIFF_ASYNC_HUB_HPP
 #define SKIFF_ASYNC_HUB_HPP
 
@@ -28,11 +33,11 @@
 #include <functional>     // std::function tasks
 #include <limits>         // no deadline
 #include <map>            // timers by due time
-#include <memory>         // std::shared_ptr, the hub's own life
+#include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
 #include <unordered_map>  // timers by id
 #include <utility>        // std::move, std::swap
-#include <vector>         // the inbox, watchers
+#include <vector>         // the inbox, watchers, the answers a stop ends
 
 namespace skiff::detail {
 
@@ -73,11 +78,26 @@ public:
     // A timer: fn runs on the loop after `after_ms`, then every `period_ms` if that is not 0.
     std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, hub_task fn) {
         std::uint64_t id = new_id();
-        std::int64_t due = after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
+        std::int64_t due = due_after(after_ms);
         post([this, id, due, period_ms, fn = std::move(fn)](loop_context&) mutable {
-            timers_.emplace(id, timer{due, period_ms, std::move(fn)});
-            by_due_.emplace(due, id);
-            note_next_due();
+            insert_timer(id, due, period_ms, std::move(fn));
+        });
+        return id;
+    }
+
+    // A deferred answer made on this loop: answered 503 after `after_ms` (its deadline timer,
+    // whose id is returned), and known to the stop (see the file comment). One post, as the
+    // timer alone took.
+    std::uint64_t track(const std::shared_ptr<deferred_state>& s, std::int64_t after_ms) {
+        std::uint64_t id = new_id();
+        std::int64_t due = due_after(after_ms);
+        post([this, id, due, s](loop_context& ctx) {
+            insert_timer(id, due, 0, [this, s](loop_context& c) {
+                c.give_up(*s);
+                answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
+            });
+            if (stop_ == stop_phase::swept) return ctx.end_for_stop(*s);
+            answers_.emplace(s.get(), s);
         });
         return id;
     }
@@ -116,6 +136,7 @@ public:
         by_due_.clear();
         batch_.clear();
         next_ = 0;
+        answers_.clear();
     }
 
     bool claims(const void* data) const noexcept {
@@ -173,7 +194,18 @@ public:
 
     void forget(deferred_state& s) {
         drop_timer(s.deadline_timer);
+        answers_.erase(&s);
         retire_held(&s);
+    }
+
+    // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
+    void begin_stop(std::int64_t grace_ms) {
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        if (stop_ != stop_phase::serving) return;
+        stop_ = stop_phase::grace;
+        insert_timer(new_id(), monotonic_ms() + grace_ms, 0, [this](loop_context&) {
+            post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
+        });
     }
 
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
@@ -191,6 +223,8 @@ public:
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
+    // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
+    enum class stop_phase : std::uint8_t { serving, grace, swept };
     // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
     // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
     static constexpr std::size_t tasks_per_turn = 64;
@@ -220,8 +254,9 @@ private:
     static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
         self(h)->watch_socket(s, fd, what);
     }
-    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
-                               &on_turn_of, &exclusive_of, &forget_of,   &watch_socket_of};
+    static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
+    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
+                               &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -272,6 +307,27 @@ private:
             }
         }
         note_next_due();
+    }
+
+    static std::int64_t due_after(std::int64_t after_ms) noexcept {
+        return after_ms == std::numeric_limits<std::int64_t>::max() ? after_ms : monotonic_ms() + after_ms;
+    }
+
+    void insert_timer(std::uint64_t id, std::int64_t due, std::int64_t period_ms, hub_task fn) {
+        timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+        by_due_.emplace(due, id);
+        note_next_due();
+    }
+
+    // stop_grace has passed: every answer still open is ended. Ending one may forget it (and
+    // so erase it from answers_), hence the copy.
+    void sweep_for_stop(loop_context& ctx) {
+        stop_ = stop_phase::swept;
+        std::vector<std::shared_ptr<deferred_state>> open;
+        for (auto& a : answers_)
+            if (auto s = a.second.lock()) open.push_back(std::move(s));
+        answers_.clear();
+        for (auto& s : open) call_guarded([&] { ctx.end_for_stop(*s); }, [] {});
     }
 
     // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
@@ -348,6 +404,10 @@ private:
     std::unordered_map<std::uint64_t, timer> timers_;
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
+    // The deferred answers made on this loop and not yet forgotten, for the stop (weak: a
+    // handle, a task or the connection keeps each alive, not this).
+    std::unordered_map<const deferred_state*, std::weak_ptr<deferred_state>> answers_;
+    stop_phase stop_ = stop_phase::serving;
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
