@@ -209,7 +209,7 @@ std::string stderr_of(Fn fn) {
 
 } // namespace
 
-TEST_CASE_TEMPLATE("stop() ends open push streams at once with their last chunk, and run() returns", Policy,
+TEST_CASE_TEMPLATE("stop() ends open push streams after stop_grace with their last chunk, and run() returns", Policy,
                    SKIFF_TEST_POLICIES) {
     auto k = std::make_shared<kept>();
     skiff::options opt;

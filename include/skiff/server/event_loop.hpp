@@ -191,6 +191,8 @@ private:
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = monotonic_ms();
         hub->on_turn(now, *this);
+        // A task that closed the last connection of a stopping loop: no wait before returning.
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;
         return hub->timeout(base, now);
     }
 

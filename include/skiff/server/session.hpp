@@ -721,8 +721,10 @@ private:
         return on_push(c, s, early, s.early_last);
     }
 
-    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    // The answer is written (or in the batch): the connection goes on as a stream's would, or,
+    // while the server stops, closes after it (a push stream's head said nothing of closing).
     void finish_deferred(conn& c, deferred_state& s) {
+        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
         unlink(c, s, link_end::answered);
         phase then = c.stream->then;
         c.stream.reset();
