@@ -9476,8 +9476,10 @@ public:
         }
         if (s.link != link_state::bound) return;
         conn& c = served(s);
+        bool push = s.kind == answer_kind::push;
         fate f = session_.on_answer(c, s);
-        if (f == fate::open && s.kind == answer_kind::push && s.link == link_state::bound) f = started_stream(c, s);
+        // s may be gone now (its timer held the last reference): only c tells whether it still waits.
+        if (push && f == fate::open && c.stream && c.stream->deferred == &s) f = started_stream(c, s);
         settle(c, f);
     }
 
@@ -9540,6 +9542,7 @@ private:
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = monotonic_ms();
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(opt_.stop_grace.count());  // single: a hub started by a defer after stop()
         hub->on_turn(now, *this);
         // A task that closed the last connection of a stopping loop: no wait before returning.
         if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;

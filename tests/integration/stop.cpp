@@ -288,6 +288,25 @@ TEST_CASE_TEMPLATE("stop() answers a deferred answer never completed 503 with Co
     CHECK(said == "");
 }
 
+TEST_CASE_TEMPLATE("a request that arrives whole after stop() and defers is answered 503 after stop_grace", Policy,
+                   SKIFF_TEST_POLICIES) {
+    auto k = std::make_shared<kept>();
+    skiff::options opt;
+    opt.stop_timeout = std::chrono::milliseconds(5000);
+    running_server<Policy> srv([k](skiff::basic_server<Policy>& app) { long_lived_routes(app, k); }, opt);
+    client c(srv.port());
+    c.send("GET /never HTTP/1.1\r\nHost: x\r\n");  // the first defer comes after stop(): single has no hub yet
+    std::this_thread::sleep_for(50ms);
+    std::thread stopper([&] { srv.stop(); });
+    std::this_thread::sleep_for(100ms);
+    c.send("\r\n");
+    auto rs = parse_responses(c.read_to_close());
+    stopper.join();
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+    CHECK(rs[0].header("Connection") == "close");
+}
+
 TEST_CASE_TEMPLATE("a deferred answer completed within stop_grace is sent, with Connection: close", Policy,
                    SKIFF_TEST_POLICIES) {
     auto k = std::make_shared<kept>();
