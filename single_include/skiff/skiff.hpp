@@ -6453,6 +6453,10 @@ struct options {
     std::chrono::milliseconds linger_timeout{2'000};
     // stop(): how long connections with work in flight may take to finish; run() then returns.
     std::chrono::milliseconds stop_timeout{10'000};
+    // stop(): how long deferred answers may still complete and push streams still be written
+    // to, after the on_stop hooks ran. Then each answer not completed is answered 503 with
+    // Connection: close, and each push stream is ended with its last chunk (docs/stopping.md).
+    std::chrono::milliseconds stop_grace{250};
     // A deferred answer (response::defer) not completed within this is answered 503 Service
     // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
     // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
@@ -6505,6 +6509,9 @@ struct options {
     std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
+    // on_stop: stop() has begun; called once, on a serving thread, before push streams and
+    // deferred answers are ended (set through basic_server::on_stop).
+    std::function<void()> on_stop;
 };
 
 } // namespace skiff
@@ -6796,6 +6803,12 @@ enum class link_state : std::uint8_t {
 // A push stream as its producer sees it.
 enum class push_state : std::uint8_t { open, closed };
 
+// Loop-side: whether a push answer's head is written, so that its stream can be ended.
+enum class push_progress : std::uint8_t { head_pending, streaming };
+// Loop-side: the server's stop ended this answer's push stream (or will, once its head is
+// written: a completion that raced the stop).
+enum class stop_mark : std::uint8_t { none, end_stream };
+
 // Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
 struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // Set by defer() on the loop, then read-only.
@@ -6837,6 +6850,8 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // parked bytes; watch_none, nothing.
     std::uint8_t socket_watch = watch_none;
     std::uint64_t deadline_timer = 0;
+    push_progress progress = push_progress::head_pending;
+    stop_mark at_stop = stop_mark::none;
     // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
     std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
@@ -6882,6 +6897,8 @@ public:
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
     virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
+    // stop_grace passed: 503 if not completed, else its push stream ends (docs/stopping.md)
+    virtual void end_for_stop(deferred_state& s) = 0;
 
 protected:
     ~loop_context() = default;
@@ -6913,6 +6930,10 @@ public:
     // (socket_ready() on the loop_context): for reading while it waits (the client going), for
     // writing while a push stream's bytes are parked. One-shot: once per call.
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
+    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
+    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
+    // Once per hub; a later call does nothing.
+    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
 
 protected:
     struct ops {
@@ -6924,6 +6945,7 @@ protected:
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
         void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
+        void (*begin_stop)(loop_hub*, std::int64_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;
@@ -7232,6 +7254,8 @@ private:
 //   expire(now, on_expired)          deadlines passed by now
 //   has_deadlines(), tick_ms(), size()
 //   stop_requested(woken, admit)     after each wait: stop now? (may admit handed-over fds)
+//   once_at_stop(fn)                 fn() once for the whole server (the on_stop hooks); a
+//                                    loop that comes second waits until it has returned
 //   begin_stop(deadline, settle)     stop listening; settle(c) each connection it owns
 //   drained(now)                     the loop may return
 //   close_remaining(close)           after the loop: close what outlived the stop deadline
@@ -7275,6 +7299,7 @@ struct has_set_members<
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
                    decltype(std::declval<const S&>().size()),
                    decltype(bool{std::declval<S&>().stop_requested(true, std::declval<void (*)(int)>())}),
+                   decltype(std::declval<S&>().once_at_stop(std::declval<void (*)()>())),
                    decltype(std::declval<S&>().begin_stop(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
                    decltype(bool{std::declval<const S&>().drained(std::int64_t{})}),
                    decltype(std::declval<S&>().close_remaining(std::declval<void (*)(typename S::conn&)>()))>>
@@ -7295,7 +7320,7 @@ inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_b
 // this, sharded_set and shared_set each offer the loop; a trait checks it at compile time.
 //
 // sharded_set adds what a sharded loop needs beyond its own connections: the server's stop
-// flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
+// flag and its once-at-stop flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
 // options::reuse_port off), an inbox of accepted descriptors. Only the sharded policy
 // instantiates its members.
 #ifndef SKIFF_SERVER_LOCAL_SET_HPP
@@ -7305,10 +7330,10 @@ inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_b
 #include <atomic>        // the sharded server's stop flag
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t
-#include <mutex>         // std::mutex guarding a sharded loop's inbox
+#include <mutex>         // std::mutex guarding a sharded loop's inbox; std::call_once at stop
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
-#include <utility>       // std::move, std::swap
+#include <utility>       // std::move, std::swap, std::forward
 #include <vector>        // std::vector of descriptors and peers
 
 namespace skiff::detail {
@@ -7415,6 +7440,12 @@ public:
         return woken;
     }
 
+    // single: one loop, which begins its stop once.
+    template <class Fn>
+    static void once_at_stop(Fn&& fn) {
+        fn();
+    }
+
     // Stops listening and lets `settle` decide, for each connection, whether it closes now.
     template <class Settle>
     void begin_stop(std::int64_t deadline, Settle settle) {
@@ -7452,8 +7483,19 @@ private:
 
 class sharded_set : public local_set {
 public:
-    // The server's stop flag, set by basic_server::stop() before it wakes every loop.
-    void follow(const std::atomic<bool>& stop_flag) noexcept { stop_flag_ = &stop_flag; }
+    // The server's stop flag, set by basic_server::stop() before it wakes every loop, and the
+    // flag that runs the on_stop hooks once for all loops.
+    void follow(const std::atomic<bool>& stop_flag, std::once_flag& stop_once) noexcept {
+        stop_flag_ = &stop_flag;
+        stop_once_ = &stop_once;
+    }
+
+    // Whichever loop stops first runs fn; the others wait for it (so none ends its streams
+    // before the hooks have written to them).
+    template <class Fn>
+    void once_at_stop(Fn&& fn) {
+        std::call_once(*stop_once_, std::forward<Fn>(fn));
+    }
     // On the accepting loop only: every loop's set, itself included, to take turns.
     void hand_to(std::vector<sharded_set*> peers) { peers_ = std::move(peers); }
 
@@ -7491,6 +7533,7 @@ public:
 
 private:
     const std::atomic<bool>* stop_flag_ = nullptr;
+    std::once_flag* stop_once_ = nullptr;
     std::mutex inbox_lock_;
     std::vector<int> inbox_;
     std::vector<sharded_set*> peers_;
@@ -7750,11 +7793,11 @@ private:
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t
-#include <mutex>         // std::mutex for the pool and the reaper
+#include <mutex>         // std::mutex for the pool and the reaper; std::call_once at stop
 #include <sys/socket.h>  // shutdown
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
-#include <utility>       // std::move
+#include <utility>       // std::move, std::forward
 
 namespace skiff::detail {
 
@@ -7924,6 +7967,12 @@ public:
         return stop_requested_.load(std::memory_order_relaxed);
     }
 
+    // The first worker to stop runs fn; the others wait for it.
+    template <class Fn>
+    void once_at_stop(Fn&& fn) {
+        std::call_once(stop_once_, std::forward<Fn>(fn));
+    }
+
     // The first thread to stop closes the listener; idle connections are closed by the
     // reaper, each on the thread that owns it next, so `settle` is not used.
     template <class Settle>
@@ -8000,6 +8049,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::int64_t> stop_deadline_{0};
+    std::once_flag stop_once_;  // the on_stop hooks
 };
 
 static_assert(is_connection_set<shared_set>,
@@ -8730,9 +8780,11 @@ public:
 
     // stop() on a loop that owns its connections: idle ones close now; one with a request in
     // progress or output to write finishes that (with Connection: close), then closes.
+    // An upload finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        if (c.out.empty() && c.state != phase::streaming && c.state != phase::deferred) return close(c);
+        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::uploading;
+        if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
     }
@@ -8769,7 +8821,7 @@ public:
     // s was completed (or given up on) and `done` won: write it, and go on with the requests
     // that waited behind it.
     fate on_answer(conn& c, deferred_state& s) {
-        bool close = final_phase(c) >= phase::closing;
+        bool close = final_phase(c) >= phase::closing || serving_ == serving::until_stop;
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
         response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
@@ -9294,8 +9346,10 @@ private:
         return on_push(c, s, early, s.early_last);
     }
 
-    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    // The answer is written (or in the batch): the connection goes on as a stream's would, or,
+    // while the server stops, closes after it (a push stream's head said nothing of closing).
     void finish_deferred(conn& c, deferred_state& s) {
+        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
         unlink(c, s, link_end::answered);
         phase then = c.stream->then;
         c.stream.reset();
@@ -9854,7 +9908,11 @@ public:
         }
         if (s.link != link_state::bound) return;
         conn& c = served(s);
-        settle(c, session_.on_answer(c, s));
+        bool push = s.kind == answer_kind::push;
+        fate f = session_.on_answer(c, s);
+        // s may be gone now (its timer held the last reference): only c tells whether it still waits.
+        if (push && f == fate::open && c.stream && c.stream->deferred == &s) f = started_stream(c, s);
+        settle(c, f);
     }
 
     void push(deferred_state& s, std::string& bytes, bool last) override {
@@ -9875,6 +9933,21 @@ public:
         conn& c = served(s);
         if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
         settle(c, session_.on_held_socket_ready(c, s));
+    }
+
+    // stop_grace passed (async/hub.hpp): an answer not completed is answered 503 (this loop
+    // says Connection: close while it stops); a push stream ends with its last chunk, or, if
+    // its head is not written yet, right after it (started_stream). The producer sees
+    // closed() from now on.
+    void end_for_stop(deferred_state& s) override {
+        if (s.link == link_state::finished) return;
+        begin_stop();  // shared: this worker may not have looked at the stop flag yet
+        s.at_stop = stop_mark::end_stream;
+        s.push.store(push_state::closed, std::memory_order_relaxed);
+        give_up(s);
+        if (s.progress != push_progress::streaming || s.link == link_state::finished) return;
+        std::string none;
+        push(s, none, true);
     }
 
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
@@ -9901,7 +9974,10 @@ private:
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = time_.services_ms();
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(opt_.stop_grace.count());  // single: a hub started by a defer after stop()
         hub->on_turn(now, *this);
+        // A task that closed the last connection of a stopping loop: no wait before returning.
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;
         return hub->timeout(base, now);
     }
 
@@ -9949,6 +10025,14 @@ private:
 
     conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
 
+    // A push answer's head is written and its stream open: a stop that came first ends it now.
+    fate started_stream(conn& c, deferred_state& s) {
+        s.progress = push_progress::streaming;
+        if (s.at_stop != stop_mark::end_stream) return fate::open;
+        std::string none;
+        return session_.on_push(c, s, none, true);
+    }
+
     // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
     void settle(conn& c, fate f) {
         if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
@@ -9960,13 +10044,17 @@ private:
         return f;
     }
 
+    // The on_stop hooks first (once for the server), so that what they push is queued before
+    // anything is ended; then the hub's grace for deferred answers and push streams begins.
     void begin_stop() {
         if (state_ == run_state::stopping) return;
         state_ = run_state::stopping;
+        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
         session_.begin_stop();  // answers from now on say Connection: close
         acceptor_.begin_stop();
         set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
                         [this](conn& c) { (void)session_.settle_for_stop(c); });
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
     std::error_code close_all(std::error_code result) {
@@ -10070,6 +10158,11 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 // recursive mutex, taken uncontended except under the shared policy, where it makes one
 // thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
+//
+// Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
+// that stop_grace after begin_stop() it can end each one still open (a 503, or the last chunk
+// of its push stream), and any made after that at once. The end is posted behind what was
+// pushed before it, so bytes the on_stop hooks wrote go out first.
 #ifndef SKIFF_ASYNC_HUB_HPP
 #define SKIFF_ASYNC_HUB_HPP
 
@@ -10079,11 +10172,11 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #include <cstdint>        // std::int64_t, std::uint64_t
 #include <limits>         // no deadline
 #include <map>            // timers by due time
-#include <memory>         // std::shared_ptr, the hub's own life
+#include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
 #include <unordered_map>  // timers by id
 #include <utility>        // std::move, std::swap
-#include <vector>         // the inbox, watchers
+#include <vector>         // the inbox, watchers, the answers a stop ends
 
 namespace skiff {
 
@@ -10137,10 +10230,24 @@ public:
     std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
         post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
-            std::int64_t due = after_ms == no_timer ? no_timer : turn_now_ + after_ms;
-            timers_.emplace(id, timer{due, period_ms, std::move(fn)});
-            by_due_.emplace(due, id);
-            note_next_due();
+            insert_timer(id, due_after(after_ms), period_ms, std::move(fn));
+        });
+        return id;
+    }
+
+    // A deferred answer made on this loop: answered 503 after `after_ms` (its deadline timer,
+    // whose id is returned), and known to the stop (see the file comment). One post, as the
+    // timer alone took.
+    std::uint64_t track(const std::shared_ptr<deferred_state>& s, std::int64_t after_ms) {
+        std::uint64_t id = new_id();
+        post([this, id, after_ms, s](loop_context& ctx) {
+            insert_timer(id, due_after(after_ms), 0, [this, s](loop_context& c) {
+                c.give_up(*s);
+                answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
+                return timer_action::stop;
+            });
+            if (stop_ == stop_phase::swept) return ctx.end_for_stop(*s);
+            answers_.emplace(s.get(), s);
         });
         return id;
     }
@@ -10189,6 +10296,7 @@ public:
         std::lock_guard<std::mutex> w(watch_lock_);
         watchers.swap(watchers_);
         retired.swap(retired_);
+        answers_.clear();
     }
 
     bool claims(const void* data) const noexcept {
@@ -10247,7 +10355,19 @@ public:
 
     void forget(deferred_state& s) {
         drop_timer(s.deadline_timer);
+        answers_.erase(&s);
         retire_held(&s);
+    }
+
+    // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
+    void begin_stop(std::int64_t grace_ms) {
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        if (stop_ != stop_phase::serving) return;
+        stop_ = stop_phase::grace;
+        insert_timer(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
+            post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
+            return timer_action::stop;
+        });
     }
 
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
@@ -10265,6 +10385,8 @@ public:
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
+    // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
+    enum class stop_phase : std::uint8_t { serving, grace, swept };
     // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
     // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
     static constexpr std::size_t tasks_per_turn = 64;
@@ -10294,8 +10416,9 @@ private:
     static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
         self(h)->watch_socket(s, fd, what);
     }
-    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
-                               &on_turn_of, &exclusive_of, &forget_of,   &watch_socket_of};
+    static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
+    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
+                               &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -10348,6 +10471,28 @@ private:
             }
         }
         note_next_due();
+    }
+
+    // A delay counts from the turn that takes the timer in, on the loop's clock (process lock).
+    std::int64_t due_after(std::int64_t after_ms) const noexcept {
+        return after_ms == no_timer ? no_timer : turn_now_ + after_ms;
+    }
+
+    void insert_timer(std::uint64_t id, std::int64_t due, std::int64_t period_ms, timer_task fn) {
+        timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+        by_due_.emplace(due, id);
+        note_next_due();
+    }
+
+    // stop_grace has passed: every answer still open is ended. Ending one may forget it (and
+    // so erase it from answers_), hence the copy.
+    void sweep_for_stop(loop_context& ctx) {
+        stop_ = stop_phase::swept;
+        std::vector<std::shared_ptr<deferred_state>> open;
+        for (auto& a : answers_)
+            if (auto s = a.second.lock()) open.push_back(std::move(s));
+        answers_.clear();
+        for (auto& s : open) call_guarded([&] { ctx.end_for_stop(*s); }, [] {});
     }
 
     // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
@@ -10427,6 +10572,10 @@ private:
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
     std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
+    // The deferred answers made on this loop and not yet forgotten, for the stop (weak: a
+    // handle, a task or the connection keeps each alive, not this).
+    std::unordered_map<const deferred_state*, std::weak_ptr<deferred_state>> answers_;
+    stop_phase stop_ = stop_phase::serving;
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
@@ -10475,6 +10624,7 @@ private:
 #include <cstdint>       // std::uint16_t, std::uint8_t
 #include <fcntl.h>       // fcntl F_DUPFD_CLOEXEC for a listener each sharded loop watches
 #include <memory>        // std::unique_ptr for sets and loops (they never move)
+#include <mutex>         // std::once_flag for the sharded on_stop hooks
 #include <system_error>  // std::error_code
 #include <thread>        // std::thread for sharded and shared workers
 #include <type_traits>   // std::conditional_t
@@ -10602,7 +10752,7 @@ private:
         accepting_ = opt.reuse_port && has_reuse_port ? accepting::every_loop : accepting::loop_zero;
         for (std::size_t i = 0; i < n; ++i) {
             sets_.push_back(std::make_unique<sharded_set>());
-            sets_.back()->follow(stop_);
+            sets_.back()->follow(stop_, stop_once_);
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
@@ -10629,6 +10779,7 @@ private:
     std::vector<std::unique_ptr<sharded_set>> sets_;
     std::vector<std::unique_ptr<loop>> loops_;
     std::atomic<bool> stop_{false};
+    std::once_flag stop_once_;  // the on_stop hooks, run by the first loop to stop
     accepting accepting_ = accepting::every_loop;
 };
 
@@ -11432,6 +11583,14 @@ public:
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
+    // stop() has begun (docs/stopping.md): fn runs once, on a serving thread, at the first turn
+    // after stop(). Push streams and deferred answers are still open then: what fn writes to a
+    // stream is sent before the server ends it, stop_grace later. So an application ends its
+    // streams here (a last event, then close()), and tells its producers to stop.
+    basic_server& on_stop(std::function<void()> fn) {
+        detail::append_call(opt_.on_stop, std::move(fn));
+        return *this;
+    }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
     // `app_metrics(metrics_writer&)`, when given, appends the application's own families
@@ -11528,7 +11687,9 @@ public:
     std::error_code error() const noexcept { return error_; }
 
     // Stops serving: the listeners close, requests already read are answered, idle
-    // connections close, and run() returns within options::stop_timeout. Safe to call from
+    // connections close, the on_stop hooks run, push streams end and deferred answers not
+    // completed are answered 503 after options::stop_grace, and run() returns once every
+    // connection has closed, within options::stop_timeout (docs/stopping.md). Safe to call from
     // another thread or a signal handler, once a listener was added. After start(), it also
     // waits for the serving thread to finish (so: from a thread, not a signal handler; from a
     // handler of this server it cannot wait, and returns at once).
@@ -11910,14 +12071,15 @@ private:
         return hub_->post([s = s_](detail::loop_context& ctx) { ctx.answer(*s); });
     }
 
-    // Dropped without an answer: 500, so the client is not left waiting for the deadline.
+    // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
+    // on stderr (debug builds) only when the 500 was handed to a loop that still runs.
     void abandon() {
         if (!pending()) return;
-        if constexpr (detail::debug_build)
-            std::fprintf(stderr, "skiff: a deferred answer was dropped without completing; answering 500\n");
         status_ = 500;
         fields_.clear();
-        complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
+        bool handed = complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
+        if constexpr (detail::debug_build)
+            if (handed) std::fprintf(stderr, "skiff: a deferred answer was dropped without completing; answering 500\n");
     }
 
     std::shared_ptr<detail::deferred_state> s_;
@@ -11945,10 +12107,7 @@ inline deferred::deferred(response& r) {
     s->push_high_water = a.push_high_water;
     s->head_fields = detail::response_access::hold_fields(r);  // out of the batch: the head comes later
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
-    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
-        ctx.give_up(*s);
-        return timer_action::stop;
-    });
+    s->deadline_timer = hub_->track(s, after);
     r.sent_ = true;
     r.deferred_ = s.get();
     s_ = std::move(s);

@@ -760,6 +760,7 @@ TEST_CASE_TEMPLATE("a watch or timer still owning a deferred when the server sto
     CHECK(destroyed == 3);
     ::close(fds[0]);
     ::close(fds[1]);
+}
 
 // ---- fields written before the head exists --------------------------------------------------
 

@@ -438,6 +438,7 @@ TEST_CASE_TEMPLATE("the metrics page carries the application's own counters and 
     CHECK(has("# TYPE app_temperature_celsius gauge"));
     CHECK(has("app_temperature_celsius -2.5"));
     CHECK(has("app_items{kind=\"book\"} 3"));
+}
 
 TEST_CASE_TEMPLATE("the response hook sees a push stream's head and an upload route's answers", Policy, SKIFF_TEST_POLICIES) {
     recorder rec;

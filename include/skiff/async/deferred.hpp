@@ -305,14 +305,15 @@ private:
         return hub_->post([s = s_](detail::loop_context& ctx) { ctx.answer(*s); });
     }
 
-    // Dropped without an answer: 500, so the client is not left waiting for the deadline.
+    // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
+    // on stderr (debug builds) only when the 500 was handed to a loop that still runs.
     void abandon() {
         if (!pending()) return;
-        if constexpr (detail::debug_build)
-            std::fprintf(stderr, "skiff: a deferred answer was dropped without completing; answering 500\n");
         status_ = 500;
         fields_.clear();
-        complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
+        bool handed = complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
+        if constexpr (detail::debug_build)
+            if (handed) std::fprintf(stderr, "skiff: a deferred answer was dropped without completing; answering 500\n");
     }
 
     std::shared_ptr<detail::deferred_state> s_;
@@ -340,10 +341,7 @@ inline deferred::deferred(response& r) {
     s->push_high_water = a.push_high_water;
     s->head_fields = detail::response_access::hold_fields(r);  // out of the batch: the head comes later
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
-    s->deadline_timer = hub_->add_timer(after, 0, [s](detail::loop_context& ctx) {
-        ctx.give_up(*s);
-        return timer_action::stop;
-    });
+    s->deadline_timer = hub_->track(s, after);
     r.sent_ = true;
     r.deferred_ = s.get();
     s_ = std::move(s);

@@ -14,6 +14,11 @@
 // recursive mutex, taken uncontended except under the shared policy, where it makes one
 // thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
+//
+// Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
+// that stop_grace after begin_stop() it can end each one still open (a 503, or the last chunk
+// of its push stream), and any made after that at once. The end is posted behind what was
+// pushed before it, so bytes the on_stop hooks wrote go out first.
 #ifndef SKIFF_ASYNC_HUB_HPP
 #define SKIFF_ASYNC_HUB_HPP
 
@@ -28,11 +33,11 @@
 #include <cstdint>        // std::int64_t, std::uint64_t
 #include <limits>         // no deadline
 #include <map>            // timers by due time
-#include <memory>         // std::shared_ptr, the hub's own life
+#include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
 #include <unordered_map>  // timers by id
 #include <utility>        // std::move, std::swap
-#include <vector>         // the inbox, watchers
+#include <vector>         // the inbox, watchers, the answers a stop ends
 
 namespace skiff {
 
@@ -86,10 +91,24 @@ public:
     std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
         post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
-            std::int64_t due = after_ms == no_timer ? no_timer : turn_now_ + after_ms;
-            timers_.emplace(id, timer{due, period_ms, std::move(fn)});
-            by_due_.emplace(due, id);
-            note_next_due();
+            insert_timer(id, due_after(after_ms), period_ms, std::move(fn));
+        });
+        return id;
+    }
+
+    // A deferred answer made on this loop: answered 503 after `after_ms` (its deadline timer,
+    // whose id is returned), and known to the stop (see the file comment). One post, as the
+    // timer alone took.
+    std::uint64_t track(const std::shared_ptr<deferred_state>& s, std::int64_t after_ms) {
+        std::uint64_t id = new_id();
+        post([this, id, after_ms, s](loop_context& ctx) {
+            insert_timer(id, due_after(after_ms), 0, [this, s](loop_context& c) {
+                c.give_up(*s);
+                answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
+                return timer_action::stop;
+            });
+            if (stop_ == stop_phase::swept) return ctx.end_for_stop(*s);
+            answers_.emplace(s.get(), s);
         });
         return id;
     }
@@ -138,6 +157,7 @@ public:
         std::lock_guard<std::mutex> w(watch_lock_);
         watchers.swap(watchers_);
         retired.swap(retired_);
+        answers_.clear();
     }
 
     bool claims(const void* data) const noexcept {
@@ -196,7 +216,19 @@ public:
 
     void forget(deferred_state& s) {
         drop_timer(s.deadline_timer);
+        answers_.erase(&s);
         retire_held(&s);
+    }
+
+    // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
+    void begin_stop(std::int64_t grace_ms) {
+        std::lock_guard<std::recursive_mutex> p(process_lock_);
+        if (stop_ != stop_phase::serving) return;
+        stop_ = stop_phase::grace;
+        insert_timer(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
+            post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
+            return timer_action::stop;
+        });
     }
 
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
@@ -214,6 +246,8 @@ public:
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
+    // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
+    enum class stop_phase : std::uint8_t { serving, grace, swept };
     // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
     // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
     static constexpr std::size_t tasks_per_turn = 64;
@@ -243,8 +277,9 @@ private:
     static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
         self(h)->watch_socket(s, fd, what);
     }
-    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,
-                               &on_turn_of, &exclusive_of, &forget_of,   &watch_socket_of};
+    static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
+    static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
+                               &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
@@ -297,6 +332,28 @@ private:
             }
         }
         note_next_due();
+    }
+
+    // A delay counts from the turn that takes the timer in, on the loop's clock (process lock).
+    std::int64_t due_after(std::int64_t after_ms) const noexcept {
+        return after_ms == no_timer ? no_timer : turn_now_ + after_ms;
+    }
+
+    void insert_timer(std::uint64_t id, std::int64_t due, std::int64_t period_ms, timer_task fn) {
+        timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+        by_due_.emplace(due, id);
+        note_next_due();
+    }
+
+    // stop_grace has passed: every answer still open is ended. Ending one may forget it (and
+    // so erase it from answers_), hence the copy.
+    void sweep_for_stop(loop_context& ctx) {
+        stop_ = stop_phase::swept;
+        std::vector<std::shared_ptr<deferred_state>> open;
+        for (auto& a : answers_)
+            if (auto s = a.second.lock()) open.push_back(std::move(s));
+        answers_.clear();
+        for (auto& s : open) call_guarded([&] { ctx.end_for_stop(*s); }, [] {});
     }
 
     // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
@@ -376,6 +433,10 @@ private:
     std::multimap<std::int64_t, std::uint64_t> by_due_;
     std::atomic<std::int64_t> next_due_{no_timer};
     std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
+    // The deferred answers made on this loop and not yet forgotten, for the stop (weak: a
+    // handle, a task or the connection keeps each alive, not this).
+    std::unordered_map<const deferred_state*, std::weak_ptr<deferred_state>> answers_;
+    stop_phase stop_ = stop_phase::serving;
 
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;

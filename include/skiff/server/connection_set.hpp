@@ -27,6 +27,8 @@
 //   expire(now, on_expired)          deadlines passed by now
 //   has_deadlines(), tick_ms(), size()
 //   stop_requested(woken, admit)     after each wait: stop now? (may admit handed-over fds)
+//   once_at_stop(fn)                 fn() once for the whole server (the on_stop hooks); a
+//                                    loop that comes second waits until it has returned
 //   begin_stop(deadline, settle)     stop listening; settle(c) each connection it owns
 //   drained(now)                     the loop may return
 //   close_remaining(close)           after the loop: close what outlived the stop deadline
@@ -74,6 +76,7 @@ struct has_set_members<
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
                    decltype(std::declval<const S&>().size()),
                    decltype(bool{std::declval<S&>().stop_requested(true, std::declval<void (*)(int)>())}),
+                   decltype(std::declval<S&>().once_at_stop(std::declval<void (*)()>())),
                    decltype(std::declval<S&>().begin_stop(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
                    decltype(bool{std::declval<const S&>().drained(std::int64_t{})}),
                    decltype(std::declval<S&>().close_remaining(std::declval<void (*)(typename S::conn&)>()))>>

@@ -29,6 +29,7 @@
 #ifndef SKIFF_SERVER_EVENT_LOOP_HPP
 #define SKIFF_SERVER_EVENT_LOOP_HPP
 
+#include "skiff/detail/guarded_call.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/router/router.hpp"
@@ -125,7 +126,11 @@ public:
         }
         if (s.link != link_state::bound) return;
         conn& c = served(s);
-        settle(c, session_.on_answer(c, s));
+        bool push = s.kind == answer_kind::push;
+        fate f = session_.on_answer(c, s);
+        // s may be gone now (its timer held the last reference): only c tells whether it still waits.
+        if (push && f == fate::open && c.stream && c.stream->deferred == &s) f = started_stream(c, s);
+        settle(c, f);
     }
 
     void push(deferred_state& s, std::string& bytes, bool last) override {
@@ -146,6 +151,21 @@ public:
         conn& c = served(s);
         if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
         settle(c, session_.on_held_socket_ready(c, s));
+    }
+
+    // stop_grace passed (async/hub.hpp): an answer not completed is answered 503 (this loop
+    // says Connection: close while it stops); a push stream ends with its last chunk, or, if
+    // its head is not written yet, right after it (started_stream). The producer sees
+    // closed() from now on.
+    void end_for_stop(deferred_state& s) override {
+        if (s.link == link_state::finished) return;
+        begin_stop();  // shared: this worker may not have looked at the stop flag yet
+        s.at_stop = stop_mark::end_stream;
+        s.push.store(push_state::closed, std::memory_order_relaxed);
+        give_up(s);
+        if (s.progress != push_progress::streaming || s.link == link_state::finished) return;
+        std::string none;
+        push(s, none, true);
     }
 
     // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
@@ -172,7 +192,10 @@ private:
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = time_.services_ms();
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(opt_.stop_grace.count());  // single: a hub started by a defer after stop()
         hub->on_turn(now, *this);
+        // A task that closed the last connection of a stopping loop: no wait before returning.
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;
         return hub->timeout(base, now);
     }
 
@@ -220,6 +243,14 @@ private:
 
     conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
 
+    // A push answer's head is written and its stream open: a stop that came first ends it now.
+    fate started_stream(conn& c, deferred_state& s) {
+        s.progress = push_progress::streaming;
+        if (s.at_stop != stop_mark::end_stream) return fate::open;
+        std::string none;
+        return session_.on_push(c, s, none, true);
+    }
+
     // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
     void settle(conn& c, fate f) {
         if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
@@ -231,13 +262,17 @@ private:
         return f;
     }
 
+    // The on_stop hooks first (once for the server), so that what they push is queued before
+    // anything is ended; then the hub's grace for deferred answers and push streams begins.
     void begin_stop() {
         if (state_ == run_state::stopping) return;
         state_ = run_state::stopping;
+        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
         session_.begin_stop();  // answers from now on say Connection: close
         acceptor_.begin_stop();
         set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
                         [this](conn& c) { (void)session_.settle_for_stop(c); });
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
     std::error_code close_all(std::error_code result) {

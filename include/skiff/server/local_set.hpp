@@ -4,7 +4,7 @@
 // this, sharded_set and shared_set each offer the loop; a trait checks it at compile time.
 //
 // sharded_set adds what a sharded loop needs beyond its own connections: the server's stop
-// flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
+// flag and its once-at-stop flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
 // options::reuse_port off), an inbox of accepted descriptors. Only the sharded policy
 // instantiates its members.
 #ifndef SKIFF_SERVER_LOCAL_SET_HPP
@@ -24,10 +24,10 @@
 #include <atomic>        // the sharded server's stop flag
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t
-#include <mutex>         // std::mutex guarding a sharded loop's inbox
+#include <mutex>         // std::mutex guarding a sharded loop's inbox; std::call_once at stop
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
-#include <utility>       // std::move, std::swap
+#include <utility>       // std::move, std::swap, std::forward
 #include <vector>        // std::vector of descriptors and peers
 
 namespace skiff::detail {
@@ -134,6 +134,12 @@ public:
         return woken;
     }
 
+    // single: one loop, which begins its stop once.
+    template <class Fn>
+    static void once_at_stop(Fn&& fn) {
+        fn();
+    }
+
     // Stops listening and lets `settle` decide, for each connection, whether it closes now.
     template <class Settle>
     void begin_stop(std::int64_t deadline, Settle settle) {
@@ -171,8 +177,19 @@ private:
 
 class sharded_set : public local_set {
 public:
-    // The server's stop flag, set by basic_server::stop() before it wakes every loop.
-    void follow(const std::atomic<bool>& stop_flag) noexcept { stop_flag_ = &stop_flag; }
+    // The server's stop flag, set by basic_server::stop() before it wakes every loop, and the
+    // flag that runs the on_stop hooks once for all loops.
+    void follow(const std::atomic<bool>& stop_flag, std::once_flag& stop_once) noexcept {
+        stop_flag_ = &stop_flag;
+        stop_once_ = &stop_once;
+    }
+
+    // Whichever loop stops first runs fn; the others wait for it (so none ends its streams
+    // before the hooks have written to them).
+    template <class Fn>
+    void once_at_stop(Fn&& fn) {
+        std::call_once(*stop_once_, std::forward<Fn>(fn));
+    }
     // On the accepting loop only: every loop's set, itself included, to take turns.
     void hand_to(std::vector<sharded_set*> peers) { peers_ = std::move(peers); }
 
@@ -210,6 +227,7 @@ public:
 
 private:
     const std::atomic<bool>* stop_flag_ = nullptr;
+    std::once_flag* stop_once_ = nullptr;
     std::mutex inbox_lock_;
     std::vector<int> inbox_;
     std::vector<sharded_set*> peers_;

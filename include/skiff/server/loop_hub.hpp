@@ -53,6 +53,12 @@ enum class link_state : std::uint8_t {
 // A push stream as its producer sees it.
 enum class push_state : std::uint8_t { open, closed };
 
+// Loop-side: whether a push answer's head is written, so that its stream can be ended.
+enum class push_progress : std::uint8_t { head_pending, streaming };
+// Loop-side: the server's stop ended this answer's push stream (or will, once its head is
+// written: a completion that raced the stop).
+enum class stop_mark : std::uint8_t { none, end_stream };
+
 // Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
 struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // Set by defer() on the loop, then read-only.
@@ -94,6 +100,8 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // parked bytes; watch_none, nothing.
     std::uint8_t socket_watch = watch_none;
     std::uint64_t deadline_timer = 0;
+    push_progress progress = push_progress::head_pending;
+    stop_mark at_stop = stop_mark::none;
     // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
     std::function<void(bool ended)> on_writable;
     // Runs once, on the loop, when the connection stops waiting on this answer (it is
@@ -139,6 +147,8 @@ public:
     virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
     virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
     virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
+    // stop_grace passed: 503 if not completed, else its push stream ends (docs/stopping.md)
+    virtual void end_for_stop(deferred_state& s) = 0;
 
 protected:
     ~loop_context() = default;
@@ -170,6 +180,10 @@ public:
     // (socket_ready() on the loop_context): for reading while it waits (the client going), for
     // writing while a push stream's bytes are parked. One-shot: once per call.
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
+    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
+    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
+    // Once per hub; a later call does nothing.
+    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
 
 protected:
     struct ops {
@@ -181,6 +195,7 @@ protected:
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
         void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
+        void (*begin_stop)(loop_hub*, std::int64_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;

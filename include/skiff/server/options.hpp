@@ -40,6 +40,10 @@ struct options {
     std::chrono::milliseconds linger_timeout{2'000};
     // stop(): how long connections with work in flight may take to finish; run() then returns.
     std::chrono::milliseconds stop_timeout{10'000};
+    // stop(): how long deferred answers may still complete and push streams still be written
+    // to, after the on_stop hooks ran. Then each answer not completed is answered 503 with
+    // Connection: close, and each push stream is ended with its last chunk (docs/stopping.md).
+    std::chrono::milliseconds stop_grace{250};
     // A deferred answer (response::defer) not completed within this is answered 503 Service
     // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
     // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
@@ -92,6 +96,9 @@ struct options {
     std::function<void(response&, rejection)> on_rejection;
     // on_connection: a connection was admitted or closed, on loop `loop`.
     std::function<void(connection_change, std::size_t loop)> on_connection;
+    // on_stop: stop() has begun; called once, on a serving thread, before push streams and
+    // deferred answers are ended (set through basic_server::on_stop).
+    std::function<void()> on_stop;
 };
 
 } // namespace skiff

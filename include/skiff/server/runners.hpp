@@ -36,6 +36,7 @@
 #include <cstdint>       // std::uint16_t, std::uint8_t
 #include <fcntl.h>       // fcntl F_DUPFD_CLOEXEC for a listener each sharded loop watches
 #include <memory>        // std::unique_ptr for sets and loops (they never move)
+#include <mutex>         // std::once_flag for the sharded on_stop hooks
 #include <system_error>  // std::error_code
 #include <thread>        // std::thread for sharded and shared workers
 #include <type_traits>   // std::conditional_t
@@ -163,7 +164,7 @@ private:
         accepting_ = opt.reuse_port && has_reuse_port ? accepting::every_loop : accepting::loop_zero;
         for (std::size_t i = 0; i < n; ++i) {
             sets_.push_back(std::make_unique<sharded_set>());
-            sets_.back()->follow(stop_);
+            sets_.back()->follow(stop_, stop_once_);
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
@@ -190,6 +191,7 @@ private:
     std::vector<std::unique_ptr<sharded_set>> sets_;
     std::vector<std::unique_ptr<loop>> loops_;
     std::atomic<bool> stop_{false};
+    std::once_flag stop_once_;  // the on_stop hooks, run by the first loop to stop
     accepting accepting_ = accepting::every_loop;
 };
 

@@ -160,6 +160,14 @@ public:
         detail::append_call(opt_.on_rejection, std::move(fn));
         return *this;
     }
+    // stop() has begun (docs/stopping.md): fn runs once, on a serving thread, at the first turn
+    // after stop(). Push streams and deferred answers are still open then: what fn writes to a
+    // stream is sent before the server ends it, stop_grace later. So an application ends its
+    // streams here (a last event, then close()), and tells its producers to stop.
+    basic_server& on_stop(std::function<void()> fn) {
+        detail::append_call(opt_.on_stop, std::move(fn));
+        return *this;
+    }
     // Keeps the counters of server/metrics.hpp (from now on) and serves them at GET `path` in
     // the Prometheus text format. A route like any other, so register it where routes go.
     // `app_metrics(metrics_writer&)`, when given, appends the application's own families
@@ -256,7 +264,9 @@ public:
     std::error_code error() const noexcept { return error_; }
 
     // Stops serving: the listeners close, requests already read are answered, idle
-    // connections close, and run() returns within options::stop_timeout. Safe to call from
+    // connections close, the on_stop hooks run, push streams end and deferred answers not
+    // completed are answered 503 after options::stop_grace, and run() returns once every
+    // connection has closed, within options::stop_timeout (docs/stopping.md). Safe to call from
     // another thread or a signal handler, once a listener was added. After start(), it also
     // waits for the serving thread to finish (so: from a thread, not a signal handler; from a
     // handler of this server it cannot wait, and returns at once).

@@ -181,9 +181,11 @@ public:
 
     // stop() on a loop that owns its connections: idle ones close now; one with a request in
     // progress or output to write finishes that (with Connection: close), then closes.
+    // An upload finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        if (c.out.empty() && c.state != phase::streaming && c.state != phase::deferred) return close(c);
+        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::uploading;
+        if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
     }
@@ -220,7 +222,7 @@ public:
     // s was completed (or given up on) and `done` won: write it, and go on with the requests
     // that waited behind it.
     fate on_answer(conn& c, deferred_state& s) {
-        bool close = final_phase(c) >= phase::closing;
+        bool close = final_phase(c) >= phase::closing || serving_ == serving::until_stop;
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
         response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
@@ -745,8 +747,10 @@ private:
         return on_push(c, s, early, s.early_last);
     }
 
-    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    // The answer is written (or in the batch): the connection goes on as a stream's would, or,
+    // while the server stops, closes after it (a push stream's head said nothing of closing).
     void finish_deferred(conn& c, deferred_state& s) {
+        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
         unlink(c, s, link_end::answered);
         phase then = c.stream->then;
         c.stream.reset();

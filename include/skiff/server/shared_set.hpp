@@ -33,11 +33,11 @@
 #include <atomic>        // deadlines, flags and counts read across threads
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t
-#include <mutex>         // std::mutex for the pool and the reaper
+#include <mutex>         // std::mutex for the pool and the reaper; std::call_once at stop
 #include <sys/socket.h>  // shutdown
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
-#include <utility>       // std::move
+#include <utility>       // std::move, std::forward
 
 namespace skiff::detail {
 
@@ -207,6 +207,12 @@ public:
         return stop_requested_.load(std::memory_order_relaxed);
     }
 
+    // The first worker to stop runs fn; the others wait for it.
+    template <class Fn>
+    void once_at_stop(Fn&& fn) {
+        std::call_once(stop_once_, std::forward<Fn>(fn));
+    }
+
     // The first thread to stop closes the listener; idle connections are closed by the
     // reaper, each on the thread that owns it next, so `settle` is not used.
     template <class Settle>
@@ -283,6 +289,7 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> stop_requested_{false};
     std::atomic<std::int64_t> stop_deadline_{0};
+    std::once_flag stop_once_;  // the on_stop hooks
 };
 
 static_assert(is_connection_set<shared_set>,
