@@ -12,7 +12,8 @@ Target (issue 28): RSS within max_buffered + 64 MiB (128 MiB with the defaults),
 p99 under 10 ms, no probe or reading subscriber reset or timed out, under single and shared.
 
 Prints, per policy and mode: RSS peak (VmHWM) and after, probe count, p50/p99/max (ms),
-probe failures (reset / timeout / other), the reading subscriber's bytes and how it ended.
+probe failures (reset / timeout / other), the reading subscriber's bytes and how it ended,
+and the three slowest probes with when they ran (seconds after the subscribers joined).
 The server runs on CPU 0 (--server-cpu) and the clients on CPU 1 (--load-cpu).
 
     tools/bench/slow_subscribers.py                               # single and shared, both modes
@@ -61,6 +62,8 @@ def probe(port, cpu, period, stop, out):
     """GET / on a fresh connection every `period` s: its latency in ms, or why it failed."""
     os.sched_setaffinity(0, {cpu})
     lat, fails = [], {"reset": 0, "timeout": 0, "other": 0}
+    start = time.perf_counter()
+    worst = []  # (ms, seconds since the probe began)
     while not stop.is_set():
         t = time.perf_counter()
         try:
@@ -75,6 +78,7 @@ def probe(port, cpu, period, stop, out):
                 data += b
             s.close()
             lat.append((time.perf_counter() - t) * 1e3)
+            worst = sorted(worst + [(lat[-1], t - start)], reverse=True)[:3]
         except (ConnectionResetError, BrokenPipeError):
             fails["reset"] += 1
         except socket.timeout:
@@ -84,7 +88,7 @@ def probe(port, cpu, period, stop, out):
         left = period - (time.perf_counter() - t)
         if left > 0:
             time.sleep(left)
-    out.put((lat, fails))
+    out.put((lat, fails, worst))
 
 
 def reader(port, cpu, stop, out):
@@ -133,13 +137,17 @@ def run_one(app, policy, mode, args):
         pq = multiprocessing.Queue()
         pr = multiprocessing.Process(target=probe, args=(port, args.load_cpu, args.probe_ms / 1e3, stop, pq))
         pr.start()
-        end = time.monotonic() + args.seconds
-        peak = 0
+        begin = time.monotonic()
+        end = begin + args.seconds
+        peak, conns, next_count = 0, [], begin
         while time.monotonic() < end and srv.poll() is None:
             peak = max(peak, status_kib(srv.pid, "VmRSS"))
+            if time.monotonic() >= next_count:  # the server's open descriptors, once a second
+                conns.append(len(os.listdir("/proc/%d/fd" % srv.pid)))
+                next_count += 1
             time.sleep(0.1)
         stop.set()
-        lat, fails = pq.get(timeout=30)
+        lat, fails, worst = pq.get(timeout=30)
         got, how = q.get(timeout=30)
         pr.join()
         rd.join()
@@ -157,10 +165,12 @@ def run_one(app, policy, mode, args):
     lat.sort()
     p = (lambda q_: lat[min(len(lat) - 1, int(q_ * len(lat)))]) if lat else (lambda q_: float("nan"))
     print("%-7s %-8s rss peak %5.0f MiB (sampled %5.0f)  after %5.0f MiB  GET / n=%d p50 %.2f p99 %.2f max %.1f ms"
-          "  failed reset=%d timeout=%d other=%d  reader %.1f MiB, %s"
+          "  failed reset=%d timeout=%d other=%d  reader %.1f MiB, %s  worst %s"
           % (policy, mode, max(hwm, peak) / 1024, peak / 1024, after / 1024, len(lat), p(0.5), p(0.99),
-             lat[-1] if lat else float("nan"), fails["reset"], fails["timeout"], fails["other"], got / 2**20, how),
+             lat[-1] if lat else float("nan"), fails["reset"], fails["timeout"], fails["other"], got / 2**20, how,
+             ", ".join("%.1f ms at %.1f s" % w for w in worst)),
           flush=True)
+    print("        server descriptors each second: %s" % " ".join(str(n) for n in conns), flush=True)
 
 
 def main():
