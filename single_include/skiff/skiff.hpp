@@ -6468,8 +6468,8 @@ struct options {
     // also the buffered bytes above which a push stream's write() says backlogged.
     std::size_t write_high_water = 64 * 1024;
     // A push stream's bytes held for a client that does not read them (queued and unsent
-    // together): beyond this the stream is closed and so is its connection, so a subscriber
-    // that never reads cannot grow the server.
+    // together): beyond this the stream is closed and so is its connection. Many subscribers
+    // together are bounded by max_buffered below, not by this alone.
     std::size_t max_push_buffer = 1024 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
     // (bodies being read, requests queued behind a slow reader), and response bytes parked for
@@ -6478,6 +6478,9 @@ struct options {
     // running out, and one that cannot go on within its body deadline is answered 408. Split
     // evenly between the loops under sharded; one count for every worker under shared. A
     // single body larger than the budget is still read when nothing else holds any.
+    // Push streams' unsent output (response::defer().stream()) may hold half of it: past that
+    // the stream whose client stalled longest is closed, its unsent bytes dropped, so that
+    // subscribers who do not read never stop the server reading anyone's requests.
     std::size_t max_buffered = 64 * 1024 * 1024;
     int listen_backlog = 1024;
 
@@ -6772,6 +6775,83 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #ifndef SKIFF_SERVER_LOOP_HUB_HPP
 #define SKIFF_SERVER_LOOP_HUB_HPP
 
+// begin skiff/server/push_ledger.hpp
+// The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
+// in the order they stalled, and the bytes they hold together: what the session consults to
+// keep slow subscribers from stalling everyone (session.hpp, shed_slow_pushes).
+//
+// The rule, and why. Push output a client does not take has its own share of the budget:
+// half of max_buffered (this loop's part under sharded). While push output together holds
+// more than that, the stream that stalled longest ago (its unsent output has not drained to
+// nothing since) is shed: closed at once, its unsent bytes dropped. Reads never stop for it,
+// since push output alone cannot fill the budget, so clients that read keep being served.
+// This is nginx's send_timeout and uWebSockets' maxBackpressure (a socket that cannot take
+// what it is sent is closed, not waited for), and what Go SSE servers do per subscriber
+// (drop a subscriber whose channel is full), applied where memory is short rather than per
+// stream only (max_push_buffer still bounds each). The oldest-stalled is chosen, not the
+// largest, because it is found in constant time and because a subscriber that keeps up
+// drains to nothing again and again, so it is always among the youngest: the ones shed are
+// those that took nothing for longest.
+//
+// Invariants: a stream is in the line exactly while it holds a nonzero charge; held() is the
+// sum of the charges in line. Not thread-safe: touched only by the thread serving push
+// streams at that moment (the loop's; under shared, the one holding the hub's process lock),
+// like a deferred_state's other loop-side fields (loop_hub.hpp).
+#ifndef SKIFF_SERVER_PUSH_LEDGER_HPP
+#define SKIFF_SERVER_PUSH_LEDGER_HPP
+
+#include <cstddef>  // std::size_t
+
+namespace skiff::detail {
+
+// Stream: has `Stream* stalled_prev, *stalled_next` and `std::size_t stalled_bytes` (its charge).
+template <class Stream>
+class push_ledger {
+public:
+    void set_share(std::size_t bytes) noexcept { share_ = bytes; }
+    std::size_t share() const noexcept { return share_; }
+    std::size_t held() const noexcept { return held_; }
+    bool over() const noexcept { return held_ > share_; }
+
+    // The stream that stalled longest ago, or nullptr when none holds anything.
+    Stream* oldest() const noexcept { return head_; }
+
+    // s's unsent output now holds `bytes`. From nothing it joins the line at its end (it
+    // stalled now); to nothing it leaves (it caught up); otherwise it keeps its place.
+    void note(Stream& s, std::size_t bytes) noexcept {
+        if (s.stalled_bytes == 0 && bytes != 0) link(s);
+        else if (s.stalled_bytes != 0 && bytes == 0) unlink(s);
+        held_ = held_ - s.stalled_bytes + bytes;
+        s.stalled_bytes = bytes;
+    }
+    void forget(Stream& s) noexcept { note(s, 0); }
+
+private:
+    void link(Stream& s) noexcept {
+        s.stalled_prev = tail_;
+        s.stalled_next = nullptr;
+        if (tail_) tail_->stalled_next = &s;
+        else head_ = &s;
+        tail_ = &s;
+    }
+    void unlink(Stream& s) noexcept {
+        if (s.stalled_prev) s.stalled_prev->stalled_next = s.stalled_next;
+        else head_ = s.stalled_next;
+        if (s.stalled_next) s.stalled_next->stalled_prev = s.stalled_prev;
+        else tail_ = s.stalled_prev;
+        s.stalled_prev = s.stalled_next = nullptr;
+    }
+
+    Stream* head_ = nullptr;  // stalled longest ago
+    Stream* tail_ = nullptr;
+    std::size_t held_ = 0;
+    std::size_t share_ = static_cast<std::size_t>(-1);  // the session sets half of max_buffered
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_PUSH_LEDGER_HPP
+// end skiff/server/push_ledger.hpp
 
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
@@ -6859,6 +6939,11 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // for the request's whole life (concurrency_limit) lets go here; added to with
     // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
+    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
+    // holds there (0: not in line) and its neighbours, stalled before and after it.
+    std::size_t stalled_bytes = 0;
+    deferred_state* stalled_prev = nullptr;
+    deferred_state* stalled_next = nullptr;
 };
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------
@@ -6963,6 +7048,9 @@ struct hub_anchor {
     std::int64_t deferred_timeout_ms = 0;
     std::int64_t push_limit = 0;
     std::size_t push_high_water = 0;
+    // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
+    // one per budget, so per loop, or one for a shared server's workers.
+    push_ledger<deferred_state> pushes;
 };
 
 } // namespace skiff::detail
@@ -8708,6 +8796,8 @@ public:
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
         a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
         a.push_high_water = opt_.write_high_water;
+        std::size_t budget = set_keeps_budget ? opt_.max_buffered : budget_.limit();
+        a.pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
         response_access::lend(res_, a);
     }
 
@@ -8853,6 +8943,7 @@ public:
         std::size_t parked = writer_type::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        if (SKIFF_UNLIKELY(note_pushed(c, s) == fate::closed)) return fate::closed;
         if constexpr (Set::hands_over_deferred)
             if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         tell_if_drained(s);
@@ -9367,7 +9458,8 @@ private:
             deferred_state& s;
             link_end why;
             loop_hub* hub;
-        } a{s, why, set_.anchor().hub};
+            push_ledger<deferred_state>* pushes;
+        } a{s, why, set_.anchor().hub, &set_.anchor().pushes};
         c.stream->deferred = nullptr;
         std::function<void()> settled = std::move(s.on_settled);  // s may be freed by forget()
         s.on_settled = nullptr;
@@ -9379,6 +9471,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 tell_ended(x.s);      // a producer waiting on on_writable stops
+                x.pushes->forget(x.s);  // it holds no unsent push output from now on
                 x.hub->forget(x.s);   // last: its timer may hold the last reference to s
             },
             &a);
@@ -9391,7 +9484,30 @@ private:
         if (!c.stream || c.stream->deferred == nullptr) return;
         deferred_state& s = *c.stream->deferred;
         s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
+        set_.anchor().pushes.note(s, c.out.capacity());  // less held, or none: no shedding
         tell_if_drained(s);
+    }
+
+    // A push stream's parked output grew: the ledger hears, and while push output together
+    // holds more than its share of the budget, the stream that stalled longest is shed
+    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
+    fate note_pushed(conn& c, deferred_state& s) {
+        push_ledger<deferred_state>& pushes = set_.anchor().pushes;
+        pushes.note(s, c.out.capacity());
+        while (pushes.over()) {
+            deferred_state* oldest = pushes.oldest();
+            conn& victim = *static_cast<conn*>(oldest->conn);
+            shed(victim);
+            if (&victim == &c) return fate::closed;
+        }
+        return fate::open;
+    }
+
+    // A push stream cut to free memory: its unsent bytes are dropped with the socket (the
+    // client is not taking them), and the producer hears `closed` (unlink) as for a client gone.
+    SKIFF_NOINLINE void shed(conn& c) {
+        discard_unsent_on_close(c.fd);
+        close(c);
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
@@ -11781,7 +11897,9 @@ using server = basic_server<single>;
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
 //                close (HTTP/1.0); write() says when the client is slow, on_writable() when
 //                it has caught up (or gone), and a stream that holds more than
-//                options::max_push_buffer is closed with its connection.
+//                options::max_push_buffer is closed with its connection; so is the one
+//                stalled longest while all push streams together hold more than half of
+//                options::max_buffered (server/push_ledger.hpp).
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
@@ -11815,7 +11933,7 @@ namespace skiff {
 enum class push_status : std::uint8_t {
     accepted,    // queued for the client
     backlogged,  // queued, but more than options::write_high_water waits: the client is slow
-    closed,      // not queued: the client went, the stream passed its bound, or it was closed
+    closed,      // not queued: the client went, the stream passed its bound or was shed, or it was closed
 };
 
 using timer_id = std::uint64_t;
@@ -11918,8 +12036,8 @@ public:
 
     // fn runs on the stream's loop: with push_status::accepted once a write() that said
     // backlogged has drained to half of write_high_water (write again), and once with
-    // push_status::closed when the stream ends (the client went, the bound passed, the server
-    // stopped, or close()); never after that. A later call replaces fn. False when the stream
+    // push_status::closed when the stream ends (the client went, the bound passed, it was
+    // shed, the server stopped, or close()); never after that. A later call replaces fn. False when the stream
     // is already closed by close() or its loop is gone (fn is dropped, not called).
     bool on_writable(std::function<void(push_status)> fn) {
         if (!s_) return false;

@@ -6,7 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -177,4 +181,108 @@ TEST_CASE_TEMPLATE("an answer the client does not read holds the budget: new req
         REQUIRE(ws.size() == 1);
         CHECK(ws[0].body == "small");
     }
+}
+
+namespace {
+
+// Whether the server ended fd's connection within `limit`: reads (and drops) what is there,
+// until EOF or a reset.
+bool ended_by_server(int fd, std::chrono::milliseconds limit) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    char buf[65536];
+    while (std::chrono::steady_clock::now() < end) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        if (::recv(fd, buf, sizeof buf, 0) <= 0) return true;
+    }
+    return false;
+}
+
+// Push-stream handles, put by the handler and taken by the test.
+class stream_handles {
+public:
+    void put(skiff::deferred d) {
+        std::lock_guard<std::mutex> g(lock_);
+        handles_.push_back(std::make_shared<skiff::deferred>(std::move(d)));
+        arrived_.notify_all();
+    }
+    std::vector<std::shared_ptr<skiff::deferred>> take(std::size_t n) {
+        std::unique_lock<std::mutex> g(lock_);
+        arrived_.wait_for(g, 5s, [&] { return handles_.size() >= n; });
+        return handles_;
+    }
+
+private:
+    std::mutex lock_;
+    std::condition_variable arrived_;
+    std::vector<std::shared_ptr<skiff::deferred>> handles_;
+};
+
+} // namespace
+
+// Push output has its own share of the budget (half of it): past that, the stream stalled
+// longest is closed, rather than no connection being read. So subscribers that never read
+// cannot keep a reading client from being served, however many there are, even though each
+// stays under max_push_buffer.
+TEST_CASE_TEMPLATE("push streams whose clients do not read are shed past their share; a reading client is served",
+                   Policy, SKIFF_TEST_POLICIES) {
+    skiff::options opt = small_budget<Policy>();
+    opt.max_buffered = 1024 * 1024;  // push output's share: 512 KiB
+    opt.max_push_buffer = 64u << 20;  // no stream reaches its own bound: only the sum can cut them
+    opt.write_timeout = std::chrono::milliseconds(60'000);  // nor its write deadline
+    stream_handles waiting;
+    // The subscribers come over a Unix socket, whose kernel buffers stay small (loopback TCP
+    // grows a sender's to 4 MiB), so what they do not read parks in the server soon.
+    static int serial = 0;
+    std::string path = "/tmp/skiff-shed-" + std::to_string(::getpid()) + "-" + std::to_string(++serial) + ".sock";
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/events", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("up"); });
+        REQUIRE(!app.listen_unix(path));
+    }, opt);
+    // Subscriber i's stream is streams[i]: each subscribes once the one before has its handle.
+    constexpr std::size_t silent = 16;  // they send their request and never read
+    std::vector<std::unique_ptr<client>> subscribers;
+    for (std::size_t i = 0; i <= silent; ++i) {
+        subscribers.push_back(std::make_unique<client>(unix_address{path}));
+        subscribers.back()->send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+        REQUIRE(waiting.take(i + 1).size() == i + 1);
+    }
+    std::vector<skiff::push_stream> streams;
+    for (auto& h : waiting.take(silent + 1)) streams.push_back(h->stream("text/event-stream"));
+    client& reading = *subscribers[silent];  // the last one reads all it is sent
+    std::atomic<bool> done{false};
+    std::atomic<std::size_t> received{0};
+    std::thread reader([&] {
+        while (!done.load() && !reading.closed()) received += reading.read_some(20ms).size();
+    });
+
+    // 2 MiB to each, 32 MiB in all: far past the budget, each far under its own bound.
+    std::string piece(16 * 1024, 'x');
+    for (int round = 0; round < 128; ++round) {
+        for (auto& s : streams)
+            if (!s.closed()) s.write(piece);
+        std::this_thread::sleep_for(1ms);  // let the loop apply and park them as they come
+    }
+    client asking(srv.port());  // a new request is read and answered meanwhile
+    asking.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto rs = read_responses(asking, 1, 3000ms);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "up");
+    auto until = std::chrono::steady_clock::now() + 3s;  // the reading subscriber gets every byte
+    while (received.load() < 128 * piece.size() && !reading.closed() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(5ms);
+    done = true;
+    reader.join();
+    CHECK_FALSE(streams[silent].closed());  // and is not shed
+    CHECK_FALSE(reading.closed());
+    CHECK(received.load() > 128 * piece.size());
+    std::size_t shed = 0;
+    for (std::size_t i = 0; i < silent; ++i) shed += streams[i].closed() ? 1 : 0;
+    CHECK(shed > 0);
+    std::size_t ended = 0;
+    for (std::size_t i = 0; i < silent; ++i)
+        if (streams[i].closed() && ended_by_server(subscribers[i]->fd(), 3000ms)) ++ended;
+    CHECK(ended == shed);  // a shed stream's connection is closed, not left open
+    ::unlink(path.c_str());
 }

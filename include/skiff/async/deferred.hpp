@@ -10,7 +10,9 @@
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
 //                close (HTTP/1.0); write() says when the client is slow, on_writable() when
 //                it has caught up (or gone), and a stream that holds more than
-//                options::max_push_buffer is closed with its connection.
+//                options::max_push_buffer is closed with its connection; so is the one
+//                stalled longest while all push streams together hold more than half of
+//                options::max_buffered (server/push_ledger.hpp).
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
@@ -49,7 +51,7 @@ namespace skiff {
 enum class push_status : std::uint8_t {
     accepted,    // queued for the client
     backlogged,  // queued, but more than options::write_high_water waits: the client is slow
-    closed,      // not queued: the client went, the stream passed its bound, or it was closed
+    closed,      // not queued: the client went, the stream passed its bound or was shed, or it was closed
 };
 
 using timer_id = std::uint64_t;
@@ -152,8 +154,8 @@ public:
 
     // fn runs on the stream's loop: with push_status::accepted once a write() that said
     // backlogged has drained to half of write_high_water (write again), and once with
-    // push_status::closed when the stream ends (the client went, the bound passed, the server
-    // stopped, or close()); never after that. A later call replaces fn. False when the stream
+    // push_status::closed when the stream ends (the client went, the bound passed, it was
+    // shed, the server stopped, or close()); never after that. A later call replaces fn. False when the stream
     // is already closed by close() or its loop is gone (fn is dropped, not called).
     bool on_writable(std::function<void(push_status)> fn) {
         if (!s_) return false;

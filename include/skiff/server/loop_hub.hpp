@@ -22,6 +22,7 @@
 #include "skiff/http/response.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/poller/poller.hpp"
+#include "skiff/server/push_ledger.hpp"
 
 #include <atomic>       // flags and byte counts read by producers on other threads
 #include <cstddef>      // std::size_t
@@ -109,6 +110,11 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // for the request's whole life (concurrency_limit) lets go here; added to with
     // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
+    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
+    // holds there (0: not in line) and its neighbours, stalled before and after it.
+    std::size_t stalled_bytes = 0;
+    deferred_state* stalled_prev = nullptr;
+    deferred_state* stalled_next = nullptr;
 };
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------
@@ -213,6 +219,9 @@ struct hub_anchor {
     std::int64_t deferred_timeout_ms = 0;
     std::int64_t push_limit = 0;
     std::size_t push_high_water = 0;
+    // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
+    // one per budget, so per loop, or one for a shared server's workers.
+    push_ledger<deferred_state> pushes;
 };
 
 } // namespace skiff::detail

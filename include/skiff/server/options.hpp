@@ -55,8 +55,8 @@ struct options {
     // also the buffered bytes above which a push stream's write() says backlogged.
     std::size_t write_high_water = 64 * 1024;
     // A push stream's bytes held for a client that does not read them (queued and unsent
-    // together): beyond this the stream is closed and so is its connection, so a subscriber
-    // that never reads cannot grow the server.
+    // together): beyond this the stream is closed and so is its connection. Many subscribers
+    // together are bounded by max_buffered below, not by this alone.
     std::size_t max_push_buffer = 1024 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
     // (bodies being read, requests queued behind a slow reader), and response bytes parked for
@@ -65,6 +65,9 @@ struct options {
     // running out, and one that cannot go on within its body deadline is answered 408. Split
     // evenly between the loops under sharded; one count for every worker under shared. A
     // single body larger than the budget is still read when nothing else holds any.
+    // Push streams' unsent output (response::defer().stream()) may hold half of it: past that
+    // the stream whose client stalled longest is closed, its unsent bytes dropped, so that
+    // subscribers who do not read never stop the server reading anyone's requests.
     std::size_t max_buffered = 64 * 1024 * 1024;
     int listen_backlog = 1024;
 

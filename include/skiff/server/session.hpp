@@ -109,6 +109,8 @@ public:
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
         a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
         a.push_high_water = opt_.write_high_water;
+        std::size_t budget = set_keeps_budget ? opt_.max_buffered : budget_.limit();
+        a.pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
         response_access::lend(res_, a);
     }
 
@@ -254,6 +256,7 @@ public:
         std::size_t parked = writer_type::pending(c);
         s.parked.store(parked, std::memory_order_relaxed);
         if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
+        if (SKIFF_UNLIKELY(note_pushed(c, s) == fate::closed)) return fate::closed;
         if constexpr (Set::hands_over_deferred)
             if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
         tell_if_drained(s);
@@ -768,7 +771,8 @@ private:
             deferred_state& s;
             link_end why;
             loop_hub* hub;
-        } a{s, why, set_.anchor().hub};
+            push_ledger<deferred_state>* pushes;
+        } a{s, why, set_.anchor().hub, &set_.anchor().pushes};
         c.stream->deferred = nullptr;
         std::function<void()> settled = std::move(s.on_settled);  // s may be freed by forget()
         s.on_settled = nullptr;
@@ -780,6 +784,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 tell_ended(x.s);      // a producer waiting on on_writable stops
+                x.pushes->forget(x.s);  // it holds no unsent push output from now on
                 x.hub->forget(x.s);   // last: its timer may hold the last reference to s
             },
             &a);
@@ -792,7 +797,30 @@ private:
         if (!c.stream || c.stream->deferred == nullptr) return;
         deferred_state& s = *c.stream->deferred;
         s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
+        set_.anchor().pushes.note(s, c.out.capacity());  // less held, or none: no shedding
         tell_if_drained(s);
+    }
+
+    // A push stream's parked output grew: the ledger hears, and while push output together
+    // holds more than its share of the budget, the stream that stalled longest is shed
+    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
+    fate note_pushed(conn& c, deferred_state& s) {
+        push_ledger<deferred_state>& pushes = set_.anchor().pushes;
+        pushes.note(s, c.out.capacity());
+        while (pushes.over()) {
+            deferred_state* oldest = pushes.oldest();
+            conn& victim = *static_cast<conn*>(oldest->conn);
+            shed(victim);
+            if (&victim == &c) return fate::closed;
+        }
+        return fate::open;
+    }
+
+    // A push stream cut to free memory: its unsent bytes are dropped with the socket (the
+    // client is not taking them), and the producer hears `closed` (unlink) as for a client gone.
+    SKIFF_NOINLINE void shed(conn& c) {
+        discard_unsent_on_close(c.fd);
+        close(c);
     }
 
     // Waiting on the answer: watch for the client going (unless it already sent more, which
