@@ -1,4 +1,4 @@
-# cmake -DSKIFF_SOURCE_DIR=... -DWORK_DIR=... -DCXX=... -DGENERATOR=... -P install_and_consume.cmake
+# cmake -DSKIFF_SOURCE_DIR=... -DWORK_DIR=... -DCXX=... -DGENERATOR=... -DVERSION=x.y.z -P install_and_consume.cmake
 # The README's "Installed" route as a user without doctest takes it: configure with no skiff
 # option and doctest hidden, install to a scratch prefix, then build and run two consumers
 # against that prefix, one through find_package and one through pkg-config.
@@ -39,4 +39,15 @@ if(NOT flags MATCHES "-I${prefix}/include")
 endif()
 run_step(${CXX} -std=c++17 ${flags} ${SKIFF_SOURCE_DIR}/tests/cmake/consumer.cpp -o ${WORK_DIR}/pkg_config_consumer)
 run_step(${WORK_DIR}/pkg_config_consumer)
-message(STATUS "installed to ${prefix}: find_package and pkg-config consumers built and ran")
+# 4. The installed pkg-config file and CMake package carry the release's version (version.hpp's,
+#    which CMake parsed into VERSION; versions_agree ties it to CHANGELOG.md).
+run_step(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/share/pkgconfig ${PKG_CONFIG} --modversion skiff)
+string(STRIP "${step_output}" pc_version)
+file(READ ${prefix}/share/cmake/skiff/skiffConfigVersion.cmake text)
+string(REGEX MATCH "set\\(PACKAGE_VERSION \"([^\"]+)\"\\)" _ "${text}")
+foreach(got pc_version CMAKE_MATCH_1)
+  if(NOT "${${got}}" STREQUAL "${VERSION}")
+    message(FATAL_ERROR "installed version disagrees: ${got} is '${${got}}', version.hpp says ${VERSION}")
+  endif()
+endforeach()
+message(STATUS "installed ${VERSION} to ${prefix}: find_package and pkg-config consumers built and ran")

@@ -24,3 +24,9 @@ foreach(v PROJECT_VERSION package_version changelog_version)
     message(FATAL_ERROR "versions disagree: version.hpp says ${header_version}, ${v} is '${${v}}'")
   endif()
 endforeach()
+
+# No empty heading: a "### Fixed" with nothing under it says something that is not so.
+string(REGEX MATCHALL "\n### [^\n]*\n+(#|$)" empty "${text}")
+if(empty)
+  message(FATAL_ERROR "${CHANGELOG}: a heading with nothing under it: ${empty}")
+endif()
