@@ -47,7 +47,7 @@ BUILTINS = [
     ("rid", "request_id() (generates the id)", get(b"/rid/hello")),
     ("cors", "cors() (allowed Origin)", get(b"/cors/hello", b"Origin: https://app.example\r\n")),
     ("sec", "security_headers() (defaults)", get(b"/sec/hello")),
-    ("limit", "concurrency_limit<single>(1024)", get(b"/limit/hello")),
+    ("limit", "concurrency_limit(1024)", get(b"/limit/hello")),
     ("timer", "response_timer() (Server-Timing)", get(b"/timer/hello")),
 ]
 CONNECTIONS = counts.CONNECTIONS
