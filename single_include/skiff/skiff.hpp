@@ -997,6 +997,7 @@ inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
 
 #include <arpa/inet.h>    // inet_pton
 #include <cerrno>         // errno
+#include <climits>        // INT_MAX
 #include <cstddef>        // std::size_t
 #include <cstdint>        // std::uint16_t, std::uint8_t
 #include <fcntl.h>        // fcntl, O_NONBLOCK
@@ -1142,6 +1143,12 @@ inline void discard_unsent_on_close(int fd) noexcept {
     l.l_onoff = 1;
     l.l_linger = 0;
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+// Bounds what the kernel holds unsent for fd (it may double the figure for its bookkeeping).
+inline void limit_send_buffer(int fd, std::size_t bytes) noexcept {
+    int size = bytes > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
 inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
@@ -6471,6 +6478,13 @@ struct options {
     // together): beyond this the stream is closed and so is its connection. Many subscribers
     // together are bounded by max_buffered below, not by this alone.
     std::size_t max_push_buffer = 1024 * 1024;
+    // The kernel send buffer (SO_SNDBUF) of a connection once it carries a push stream; 0
+    // leaves the kernel's own sizing. Left to itself Linux grows it to megabytes per socket,
+    // output that max_push_buffer and max_buffered do not see and that every close of a
+    // subscriber that stopped reading must free at once (with 2,000 of them, tens of ms of
+    // one loop's time). 64 KiB keeps an event stream's pace (64 KiB a round trip) while the
+    // rest of what a slow client has not taken waits where the budget counts it.
+    std::size_t push_socket_buffer = 64 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
     // (bodies being read, requests queued behind a slow reader), and response bytes parked for
     // clients that have not taken them. Past it, a connection whose buffer would grow is not
@@ -8290,11 +8304,16 @@ private:
         c.out_sent = 0;
     }
 
+    // Output parked before this batch means the socket refused the last write and the
+    // connection waits for writability: the batch joins it without a write of its own (one
+    // that would almost always fail: a push to a subscriber that stopped reading costs a copy,
+    // not a system call). The batch goes when the poller says the socket has room.
     SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
         if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
+        bool waiting_for_room = pending(c) != 0;
         park(c, batch_.data(), batch_.size());
         batch_.clear();
-        return write_parked(c);
+        return waiting_for_room ? write_status::stalled : write_parked(c);
     }
 
     // The batch straight to the socket; what it does not take is parked in c.
@@ -9432,6 +9451,7 @@ private:
             finish_deferred(c, s);
             return after_write(c, writer_.flush(c));
         }
+        if (opt_.push_socket_buffer != 0) limit_send_buffer(c.fd, opt_.push_socket_buffer);  // options.hpp: why
         std::string early;
         early.swap(s.early);
         return on_push(c, s, early, s.early_last);

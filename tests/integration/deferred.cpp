@@ -359,6 +359,43 @@ TEST_CASE_TEMPLATE("a push stream to a client that does not read says backlogged
     CHECK(rs[0].body == "up");
 }
 
+// What a subscriber has not taken waits in the stream's buffer, where max_push_buffer and the
+// memory budget count it, not megabytes deep in the kernel (options::push_socket_buffer).
+TEST_CASE_TEMPLATE("a push stream to a client that does not read leaves little in the kernel", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_push_buffer = std::size_t{16} << 20;
+    opt.write_high_water = std::size_t{16} << 20;
+    parked waiting;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/flood", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+    }, opt);
+    client c(srv.port());
+    int small = 4096;
+    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    c.send(request("/flood"));
+    auto handles = waiting.take(1);
+    REQUIRE(handles.size() == 1);
+    skiff::push_stream s = handles[0]->stream("application/octet-stream");
+    std::string piece(8192, 'x');
+    std::size_t written = 0;
+    for (int i = 0; i < 1024; ++i) {  // 8 MiB, in steps the loop writes out as far as it can
+        REQUIRE(s.write(piece) != skiff::push_status::closed);
+        written += piece.size();
+        if (i % 8 == 7) std::this_thread::sleep_for(1ms);
+    }
+    std::size_t held = s.buffered();  // settled once the loop has taken every write in
+    for (int i = 0; i < 200; ++i) {
+        std::this_thread::sleep_for(20ms);
+        std::size_t now = s.buffered();
+        if (now == held) break;
+        held = now;
+    }
+    std::size_t in_kernel = written - held;
+    INFO("bytes the kernel took: ", in_kernel);
+    CHECK(in_kernel <= 4 * opt.push_socket_buffer);  // Linux doubles SO_SNDBUF; a segment over
+}
+
 TEST_CASE_TEMPLATE("a stream that passes its bound before its head is written leaves nothing for the next client",
                    Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
@@ -504,19 +541,19 @@ skiff::options slow_reader_options() {
     return opt;
 }
 
-// Writes until the client's socket is full and the server holds more than write_high_water
-// for it (a backlog that stays, not one the loop has yet to pass to the kernel). True when
-// that happened before the stream closed.
+// Writes until the server holds a backlog for the client that stays: more than both kernels
+// between them can still take (the server's push_socket_buffer and the client's receive
+// buffer, each doubled by Linux), so that nothing drains below write_high_water until the
+// client reads. True when that happened before the stream closed.
 bool fill_until_backlogged(skiff::push_stream& s, std::size_t high_water) {
+    const std::size_t beyond_kernels = high_water + (std::size_t{1} << 20);
     std::string piece(8192, 'x');
-    for (int i = 0; i < 20000; ++i) {
-        skiff::push_status st = s.write(piece);
-        if (st == skiff::push_status::closed) return false;
-        if (st != skiff::push_status::backlogged) continue;
-        std::this_thread::sleep_for(20ms);  // the loop writes what the socket takes
-        if (s.buffered() > high_water) return true;
+    for (int i = 0; i < 20000 && s.buffered() <= beyond_kernels; ++i) {
+        if (s.write(piece) == skiff::push_status::closed) return false;
+        if (i % 16 == 15) std::this_thread::sleep_for(1ms);  // the loop writes what the socket takes
     }
-    return false;
+    std::this_thread::sleep_for(50ms);
+    return s.buffered() > high_water && !s.closed();
 }
 
 // A client whose receive buffer does not grow, so that the server's writes to it soon stay

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>    // inet_pton
 #include <cerrno>         // errno
+#include <climits>        // INT_MAX
 #include <cstddef>        // std::size_t
 #include <cstdint>        // std::uint16_t, std::uint8_t
 #include <fcntl.h>        // fcntl, O_NONBLOCK
@@ -154,6 +155,12 @@ inline void discard_unsent_on_close(int fd) noexcept {
     l.l_onoff = 1;
     l.l_linger = 0;
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+// Bounds what the kernel holds unsent for fd (it may double the figure for its bookkeeping).
+inline void limit_send_buffer(int fd, std::size_t bytes) noexcept {
+    int size = bytes > static_cast<std::size_t>(INT_MAX) ? INT_MAX : static_cast<int>(bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
 inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {

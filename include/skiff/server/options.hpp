@@ -58,6 +58,13 @@ struct options {
     // together): beyond this the stream is closed and so is its connection. Many subscribers
     // together are bounded by max_buffered below, not by this alone.
     std::size_t max_push_buffer = 1024 * 1024;
+    // The kernel send buffer (SO_SNDBUF) of a connection once it carries a push stream; 0
+    // leaves the kernel's own sizing. Left to itself Linux grows it to megabytes per socket,
+    // output that max_push_buffer and max_buffered do not see and that every close of a
+    // subscriber that stopped reading must free at once (with 2,000 of them, tens of ms of
+    // one loop's time). 64 KiB keeps an event stream's pace (64 KiB a round trip) while the
+    // rest of what a slow client has not taken waits where the budget counts it.
+    std::size_t push_socket_buffer = 64 * 1024;
     // Request bytes all connections together may buffer beyond their standard request buffer
     // (bodies being read, requests queued behind a slow reader), and response bytes parked for
     // clients that have not taken them. Past it, a connection whose buffer would grow is not

@@ -745,6 +745,7 @@ private:
             finish_deferred(c, s);
             return after_write(c, writer_.flush(c));
         }
+        if (opt_.push_socket_buffer != 0) limit_send_buffer(c.fd, opt_.push_socket_buffer);  // options.hpp: why
         std::string early;
         early.swap(s.early);
         return on_push(c, s, early, s.early_last);

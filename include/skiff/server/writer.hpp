@@ -146,11 +146,16 @@ private:
         c.out_sent = 0;
     }
 
+    // Output parked before this batch means the socket refused the last write and the
+    // connection waits for writability: the batch joins it without a write of its own (one
+    // that would almost always fail: a push to a subscriber that stopped reading costs a copy,
+    // not a system call). The batch goes when the poller says the socket has room.
     SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
         if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
+        bool waiting_for_room = pending(c) != 0;
         park(c, batch_.data(), batch_.size());
         batch_.clear();
-        return write_parked(c);
+        return waiting_for_room ? write_status::stalled : write_parked(c);
     }
 
     // The batch straight to the socket; what it does not take is parked in c.
