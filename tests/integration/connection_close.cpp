@@ -11,7 +11,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void connection_close_routes(skiff::basic_server<Policy>& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
 }
@@ -19,7 +19,7 @@ void routes(skiff::basic_server<Policy>& app) {
 } // namespace
 
 TEST_CASE_TEMPLATE("RFC 9112 §9.6: Connection: close is answered, then the server closes", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(connection_close_routes<Policy>);
     client c(srv.port());
     c.send("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     std::string all = c.read_to_close();
@@ -30,7 +30,7 @@ TEST_CASE_TEMPLATE("RFC 9112 §9.6: Connection: close is answered, then the serv
 }
 
 TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 closes unless it asks for keep-alive", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(connection_close_routes<Policy>);
     SUBCASE("without keep-alive: one answer, then close") {
         client c(srv.port());
         c.send("GET / HTTP/1.0\r\n\r\n");
@@ -53,7 +53,7 @@ TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 closes unless it asks for keep-aliv
 
 TEST_CASE_TEMPLATE("a client that shuts its write side after a full request still gets the answer", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(connection_close_routes<Policy>);
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
     c.shutdown_write();
@@ -65,7 +65,7 @@ TEST_CASE_TEMPLATE("a client that shuts its write side after a full request stil
 
 TEST_CASE_TEMPLATE("after a framing error nothing later on the connection is read as a request", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(connection_close_routes<Policy>);
     client c(srv.port());
     // Content-Length with Transfer-Encoding (RFC 9112 §6.1), then what would be a smuggled request.
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -82,7 +82,7 @@ TEST_CASE_TEMPLATE("after a framing error nothing later on the connection is rea
 TEST_CASE_TEMPLATE("an idle keep-alive connection is closed silently after idle_timeout", Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.idle_timeout = std::chrono::milliseconds(200);
-    running_server<Policy> srv(routes<Policy>, opt);
+    running_server<Policy> srv(connection_close_routes<Policy>, opt);
     client c(srv.port());
     c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     REQUIRE(read_responses(c, 1).size() == 1);

@@ -11,7 +11,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void deadlines_routes(skiff::basic_server<Policy>& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
     app.get("/endless", [](skiff::request&, skiff::response& res) {
@@ -34,7 +34,7 @@ skiff::options short_deadlines() {
 
 TEST_CASE_TEMPLATE("a slowloris client gets 408 at the header deadline while another is served", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, short_deadlines());
+    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
     client slow(srv.port());
     client fast(srv.port());
     std::string head = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
@@ -64,7 +64,7 @@ TEST_CASE_TEMPLATE("a slowloris client gets 408 at the header deadline while ano
 TEST_CASE("each pipelined request has its own header deadline, from its own first byte") {
     skiff::options opt;
     opt.header_timeout = std::chrono::milliseconds(600);
-    skiff::testing::test_client c(routes<skiff::single>, opt);
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, opt);
     c.send("GET / HTTP/1.1\r\nHost:");  // request 1 begins at 0 ms
     c.advance(400ms);
     c.send(" x\r\n\r\nGET / HTTP/1.1\r\nHost:");  // at 400 it ends, and request 2 begins
@@ -78,7 +78,7 @@ TEST_CASE("each pipelined request has its own header deadline, from its own firs
 }
 
 TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, short_deadlines());
+    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc");
     auto rs = parse_responses(c.read_to_close(2000ms));
@@ -88,7 +88,7 @@ TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Po
 }
 
 TEST_CASE("a connection that opens and sends nothing is closed at the header deadline") {
-    skiff::testing::test_client c(routes<skiff::single>, short_deadlines());
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, short_deadlines());
     c.send("");  // connects
     c.advance(200ms);
     CHECK_FALSE(c.closed());
@@ -98,7 +98,7 @@ TEST_CASE("a connection that opens and sends nothing is closed at the header dea
 }
 
 TEST_CASE_TEMPLATE("a client that stops reading is dropped at the write deadline", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, short_deadlines());
+    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
     client c(srv.port());
     int small = 4096;
     ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
@@ -116,7 +116,7 @@ TEST_CASE_TEMPLATE("after an error answer, a client that keeps sending is cut at
                    SKIFF_TEST_POLICIES) {
     skiff::options opt = short_deadlines();
     opt.linger_timeout = std::chrono::milliseconds(300);
-    running_server<Policy> srv(routes<Policy>, opt);
+    running_server<Policy> srv(deadlines_routes<Policy>, opt);
     client c(srv.port());
     c.send("GET / HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n");  // 400: space before the colon
     auto start = std::chrono::steady_clock::now();

@@ -11,7 +11,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void handlers_routes(skiff::basic_server<Policy>& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("hello"); });
     app.get("/throw", [](skiff::request&, skiff::response& res) {
         res.header("X-Half", "written");
@@ -38,7 +38,7 @@ std::string get(client& c, const std::string& path, const std::string& method = 
 
 TEST_CASE_TEMPLATE("a handler that throws gets a 500, and the connection and server go on", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(handlers_routes<Policy>);
     client c(srv.port());
     auto rs = parse_responses(get(c, "/throw"));
     REQUIRE(rs.size() == 1);
@@ -51,7 +51,7 @@ TEST_CASE_TEMPLATE("a handler that throws gets a 500, and the connection and ser
 
 TEST_CASE_TEMPLATE("HEAD, 204 and 304 carry no body, and everything else has Content-Length", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(handlers_routes<Policy>);
     client c(srv.port());
     SUBCASE("HEAD: the GET headers, Content-Length included, and no body") {
         std::string raw = get(c, "/", "HEAD");
@@ -79,7 +79,7 @@ TEST_CASE_TEMPLATE("HEAD, 204 and 304 carry no body, and everything else has Con
 }
 
 TEST_CASE_TEMPLATE("response fields: injection is refused, framing stays skiff's", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(handlers_routes<Policy>);
     client c(srv.port());
     SUBCASE("a value with CR LF is dropped, the others are kept") {
         auto rs = parse_responses(get(c, "/inject"));

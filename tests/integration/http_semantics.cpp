@@ -24,7 +24,7 @@ skiff::options small_limits() {
 }
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void http_semantics_routes(skiff::basic_server<Policy>& app) {
     app.get("/doc", [](skiff::request&, skiff::response& res) { res.text("0123456789"); });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
 }
@@ -35,7 +35,7 @@ const std::string smuggled = "GET /doc HTTP/1.1\r\nHost: x\r\n\r\n";
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect: 100-continue gets 100 before the body is sent, then the answer",
                    Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
     std::string interim = c.read_until([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
@@ -54,7 +54,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect: 100-continue gets 100 before the 
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect: 100-continue with its body already sent gets no 100", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi");
     std::string all = c.read_until([](const std::string& s) { return parse_responses(s).size() == 1; });
@@ -64,7 +64,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect: 100-continue with its body alread
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect with a body over the limit gets 413 and no 100, unread", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n");
     std::string all = c.read_to_close();
@@ -78,7 +78,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect with a body over the limit gets 41
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect on a path with no route gets 404 at once, without 100, closing", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
     std::string all = c.read_until([](const std::string& s) { return parse_responses(s).size() == 1; });
@@ -90,7 +90,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect on a path with no route gets 404 a
 }
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: an unknown expectation gets 417", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 5\r\n\r\nhello" + smuggled);
     auto rs = parse_responses(c.read_to_close());
@@ -101,7 +101,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: an unknown expectation gets 417", Policy,
 
 TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect in HTTP/1.0 is ignored: no 100, the body is awaited", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("POST /echo HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n");
     CHECK(c.read_some(300ms).empty());  // nothing until the body arrives
@@ -113,7 +113,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §10.1.1: Expect in HTTP/1.0 is ignored: no 100, th
 
 TEST_CASE_TEMPLATE("RFC 9110 §9.3.2: HEAD gets GET's headers, Content-Length included, and no body bytes", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("HEAD /doc HTTP/1.1\r\nHost: x\r\n\r\n" + smuggled);
     std::string all = c.read_until([](const std::string& s) { return s.find("0123456789") != std::string::npos; });
@@ -132,7 +132,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §9.3.2: HEAD gets GET's headers, Content-Length in
 
 TEST_CASE_TEMPLATE("RFC 9110 §7.6.1: close anywhere in a Connection token list closes after the answer", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client c(srv.port());
     c.send("GET /doc HTTP/1.1\r\nHost: x\r\nConnection: te, Close\r\n\r\n" + smuggled);
     auto rs = parse_responses(c.read_to_close());
@@ -162,7 +162,7 @@ TEST_CASE_TEMPLATE("RFC 9110 §5.3: field lines of one name are one field, read 
 
 TEST_CASE_TEMPLATE("RFC 9112 §9.3: HTTP/1.0 keep-alive serves pipelined requests, and without it only one", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     client keep(srv.port());
     keep.send("GET /doc HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /doc HTTP/1.0\r\n\r\nGET /doc HTTP/1.0\r\n\r\n");
     auto rs = parse_responses(keep.read_to_close());
@@ -195,7 +195,7 @@ TEST_CASE_TEMPLATE("framing and limit errors are answered, then the connection c
         {"RFC 9112 §6.1 unknown transfer coding", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
         {"RFC 9112 §2.3 HTTP/2.0", "GET /doc HTTP/2.0\r\nHost: x\r\n\r\n", 505},
     };
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     for (const error_case& e : cases) {
         CAPTURE(e.name);
         client c(srv.port());
@@ -212,7 +212,7 @@ TEST_CASE_TEMPLATE("framing and limit errors are answered, then the connection c
 }
 
 TEST_CASE_TEMPLATE("limits are answered before the bytes that pass them are sent", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>, small_limits());
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
     SUBCASE("RFC 9110 §15.5.14: 413 from Content-Length, the body never sent") {
         client c(srv.port());
         c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n");

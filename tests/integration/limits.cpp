@@ -16,7 +16,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void limits_routes(skiff::basic_server<Policy>& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
 }
 
@@ -39,7 +39,7 @@ TEST_CASE_TEMPLATE("beyond max_connections a new connection gets 503 and is clos
     skiff::options opt;
     opt.max_connections = 2;
     opt.workers = 1;  // the limit is shared out per loop: one loop keeps the count exact
-    running_server<Policy> srv(routes<Policy>, opt);
+    running_server<Policy> srv(limits_routes<Policy>, opt);
     client a(srv.port()), b(srv.port());
     a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -57,7 +57,7 @@ TEST_CASE_TEMPLATE("beyond max_connections a new connection gets 503 and is clos
 
 TEST_CASE_TEMPLATE("out of descriptors, accepting pauses without spinning and resumes when they free up", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(limits_routes<Policy>);
     rlimit saved{};
     ::getrlimit(RLIMIT_NOFILE, &saved);
     std::vector<std::unique_ptr<client>> clients;
@@ -158,7 +158,7 @@ TEST_CASE_TEMPLATE("1,000 concurrent connections each doing keep-alive requests 
         MESSAGE("skipped: descriptor limit below 2,200");
         return;
     }
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(limits_routes<Policy>);
     std::vector<std::unique_ptr<client>> clients;
     for (int i = 0; i < 1000; ++i) clients.push_back(std::make_unique<client>(srv.port()));
     int answered = 0;
@@ -231,7 +231,7 @@ TEST_CASE_TEMPLATE("an idle keep-alive connection costs at most 512 bytes of ser
         return;
     }
     idle_clients clients(count);  // forked first: no server thread exists yet
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(limits_routes<Policy>);
     {
         client warm(srv.port());  // the loops' own buffers exist before measuring
         warm.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");

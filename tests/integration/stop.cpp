@@ -21,7 +21,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void stop_routes(skiff::basic_server<Policy>& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
     app.get("/slow", [](skiff::request&, skiff::response& res) {
         std::this_thread::sleep_for(300ms);
@@ -56,7 +56,7 @@ TEST_CASE_TEMPLATE("stop() answers the request in flight, closes idle connection
                    SKIFF_TEST_POLICIES) {
     std::thread([] {}).join();  // a sanitizer's runtime may start its own thread with the first one
     int threads_before = thread_count();
-    auto srv = std::make_unique<running_server<Policy>>(routes<Policy>);
+    auto srv = std::make_unique<running_server<Policy>>(stop_routes<Policy>);
     client idle(srv->port());
     idle.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     REQUIRE(read_responses(idle, 1).size() == 1);
@@ -80,7 +80,7 @@ TEST_CASE_TEMPLATE("stop() answers the request in flight, closes idle connection
 }
 
 TEST_CASE_TEMPLATE("stop() lets a half-received request finish, then closes it", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(stop_routes<Policy>);
     client c(srv.port());
     c.send("GET / HTTP/1.1\r\nHost: x\r\n");  // head not finished yet
     std::this_thread::sleep_for(100ms);
@@ -97,7 +97,7 @@ TEST_CASE_TEMPLATE("stop() lets a half-received request finish, then closes it",
 TEST_CASE_TEMPLATE("run() returns within stop_timeout even if a client never finishes", Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.stop_timeout = std::chrono::milliseconds(300);
-    running_server<Policy> srv(routes<Policy>, opt);
+    running_server<Policy> srv(stop_routes<Policy>, opt);
     client c(srv.port());
     c.send("GET / HTTP/1.1\r\nHo");
     std::this_thread::sleep_for(50ms);
@@ -109,7 +109,7 @@ TEST_CASE_TEMPLATE("run() returns within stop_timeout even if a client never fin
 }
 
 TEST_CASE_TEMPLATE("stop() is async-signal-safe: a signal handler can call it", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(stop_routes<Policy>);
     stop_from_signal = [&] { srv.app().stop(); };
     struct sigaction sa {};
     sa.sa_handler = on_usr1;
@@ -125,7 +125,7 @@ TEST_CASE_TEMPLATE("stop() is async-signal-safe: a signal handler can call it", 
 TEST_CASE_TEMPLATE("after stop() the port no longer accepts connections", Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.stop_timeout = std::chrono::milliseconds(500);
-    running_server<Policy> srv(routes<Policy>, opt);
+    running_server<Policy> srv(stop_routes<Policy>, opt);
     std::uint16_t port = srv.port();
     client holder(port);
     holder.send("GET / HTTP/1.1\r\nHo");  // keeps the server draining for a while

@@ -15,7 +15,7 @@ using namespace skiff_test;
 namespace {
 
 // A source of `total` bytes of a repeating pattern, in pieces of at most `piece`.
-skiff::body_source pattern(std::size_t total, std::size_t piece = 1000) {
+skiff::body_source pattern_source(std::size_t total, std::size_t piece = 1000) {
     auto sent = std::make_shared<std::size_t>(0);
     return [=](char* buf, std::size_t cap) {
         std::size_t n = std::min({cap, piece, total - *sent});
@@ -32,15 +32,15 @@ std::string expected_pattern(std::size_t total) {
 }
 
 template <class Policy>
-void routes(skiff::basic_server<Policy>& app) {
+void streaming_routes(skiff::basic_server<Policy>& app) {
     app.get("/sized/:n", [](skiff::request& req, skiff::response& res) {
         std::size_t n = std::stoul(std::string(req.param("n")));
-        res.stream("text/plain", pattern(n), n);
+        res.stream("text/plain", pattern_source(n), n);
     });
     app.get("/chunked/:n", [](skiff::request& req, skiff::response& res) {
-        res.stream("text/plain", pattern(std::stoul(std::string(req.param("n")))));
+        res.stream("text/plain", pattern_source(std::stoul(std::string(req.param("n")))));
     });
-    app.get("/short", [](skiff::request&, skiff::response& res) { res.stream("text/plain", pattern(10), 20); });
+    app.get("/short", [](skiff::request&, skiff::response& res) { res.stream("text/plain", pattern_source(10), 20); });
     app.get("/throws", [](skiff::request&, skiff::response& res) {
         auto calls = std::make_shared<int>(0);
         res.stream("text/plain", [calls](char* buf, std::size_t) -> std::size_t {
@@ -55,7 +55,7 @@ void routes(skiff::basic_server<Policy>& app) {
 } // namespace
 
 TEST_CASE_TEMPLATE("a stream with a length is sent with Content-Length", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(streaming_routes<Policy>);
     client c(srv.port());
     c.send("GET /sized/300000 HTTP/1.1\r\nHost: x\r\n\r\n");
     auto rs = read_responses(c, 1, 5000ms);
@@ -67,7 +67,7 @@ TEST_CASE_TEMPLATE("a stream with a length is sent with Content-Length", Policy,
 
 TEST_CASE_TEMPLATE("a stream without a length is chunked, and pipelined requests behind it wait their turn", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(streaming_routes<Policy>);
     client c(srv.port());
     c.send("GET /chunked/200000 HTTP/1.1\r\nHost: x\r\n\r\nGET /n/2 HTTP/1.1\r\nHost: x\r\n\r\n");
     std::string all = c.read_until([](const std::string& s) { return s.find("\r\n\r\n2") != std::string::npos; }, 5000ms);
@@ -85,7 +85,7 @@ TEST_CASE_TEMPLATE("a stream without a length is chunked, and pipelined requests
 }
 
 TEST_CASE_TEMPLATE("an HTTP/1.0 stream without a length ends with the connection", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(streaming_routes<Policy>);
     client c(srv.port());
     c.send("GET /chunked/5000 HTTP/1.0\r\n\r\n");
     std::string all = c.read_to_close(5000ms);
@@ -99,7 +99,7 @@ TEST_CASE_TEMPLATE("an HTTP/1.0 stream without a length ends with the connection
 
 TEST_CASE_TEMPLATE("a stream that fails or ends short closes the connection, and the server goes on", Policy,
                    SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(streaming_routes<Policy>);
     for (const char* path : {"/throws", "/short"}) {
         CAPTURE(path);
         client c(srv.port());
@@ -115,7 +115,7 @@ TEST_CASE_TEMPLATE("a stream that fails or ends short closes the connection, and
 }
 
 TEST_CASE_TEMPLATE("HEAD on a streamed route sends the head only", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(routes<Policy>);
+    running_server<Policy> srv(streaming_routes<Policy>);
     client c(srv.port());
     c.send("HEAD /sized/1000 HTTP/1.1\r\nHost: x\r\n\r\nGET /n/3 HTTP/1.1\r\nHost: x\r\n\r\n");
     std::string all = c.read_until([](const std::string& s) { return s.find("\r\n\r\n3") != std::string::npos; });
@@ -127,7 +127,7 @@ TEST_CASE_TEMPLATE("HEAD on a streamed route sends the head only", Policy, SKIFF
 TEST_CASE_TEMPLATE("a slow reader of a 50 MB stream holds server memory bounded", Policy, SKIFF_TEST_POLICIES) {
     const std::size_t total = 50u << 20;
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
-        app.get("/big", [&](skiff::request&, skiff::response& res) { res.stream("application/octet-stream", pattern(total, 1u << 16), total); });
+        app.get("/big", [&](skiff::request&, skiff::response& res) { res.stream("application/octet-stream", pattern_source(total, 1u << 16), total); });
     });
     client c(srv.port());
     int small = 64 * 1024;
@@ -156,7 +156,7 @@ TEST_CASE_TEMPLATE("stop() during a stream lets the stream finish, then closes",
     const std::size_t total = 8u << 20;
     running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
         app.get("/paced", [&](skiff::request&, skiff::response& res) {
-            auto inner = pattern(total, 1u << 16);
+            auto inner = pattern_source(total, 1u << 16);
             res.stream("application/octet-stream", [inner](char* buf, std::size_t cap) {
                 std::this_thread::sleep_for(2ms);  // about 0.3 s in all: stop() lands mid-stream
                 return inner(buf, cap);

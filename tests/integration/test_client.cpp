@@ -16,7 +16,7 @@ using skiff::testing::test_client;
 
 namespace {
 
-void routes(skiff::server& app) {
+void test_client_routes(skiff::server& app) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     app.get("/user/:id", [](skiff::request& req, skiff::response& res) { res.text(req.param("id")); });
     app.post("/echo", [](skiff::request& req, skiff::response& res) {
@@ -44,7 +44,7 @@ const std::string hello =
 } // namespace
 
 TEST_CASE("test client: a GET is answered byte for byte, with the fixed Date") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     auto r = client.get("/");
     CHECK(r.status == 200);
     CHECK(r.reason == "OK");
@@ -57,7 +57,7 @@ TEST_CASE("test client: a GET is answered byte for byte, with the fixed Date") {
 }
 
 TEST_CASE("test client: two requests in one send are answered in order, in one stream") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     client.send("GET /user/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /user/2 HTTP/1.1\r\nHost: x\r\n\r\n");
     auto first = client.next_response();
     auto second = client.next_response();
@@ -68,7 +68,7 @@ TEST_CASE("test client: two requests in one send are answered in order, in one s
 }
 
 TEST_CASE("test client: half a request is answered once the rest arrives") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     client.send("GET /user/42 HTTP/1.1\r\nHo");
     CHECK_FALSE(client.next_response());
     CHECK(client.raw_output().empty());
@@ -77,7 +77,7 @@ TEST_CASE("test client: half a request is answered once the rest arrives") {
 }
 
 TEST_CASE("test client: a bad request gets 400 and the connection closes") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     client.send("GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n");  // a space before the colon
     auto r = client.next_response();
     CHECK(r.status == 400);
@@ -90,7 +90,7 @@ TEST_CASE("test client: a bad request gets 400 and the connection closes") {
 TEST_CASE("test client: a stalled request gets 408 when advance() passes the header deadline") {
     skiff::options opt;
     opt.header_timeout = 5s;
-    test_client client(routes, opt);
+    test_client client(test_client_routes, opt);
     client.send("GET / HTTP/1.1\r\nHost: x\r\n");  // no empty line: the head never ends
     client.advance(4s);
     CHECK_FALSE(client.next_response());
@@ -105,7 +105,7 @@ TEST_CASE("test client: a stalled request gets 408 when advance() passes the hea
 TEST_CASE("test client: an idle keep-alive connection is closed, silently, at idle_timeout") {
     skiff::options opt;
     opt.idle_timeout = 30s;
-    test_client client(routes, opt);
+    test_client client(test_client_routes, opt);
     CHECK(client.get("/").status == 200);
     client.advance(29s);
     CHECK_FALSE(client.closed());
@@ -121,7 +121,7 @@ TEST_CASE("test client: middleware runs around the handler and its header is see
             next();
             res.header("X-Seen", "yes");
         });
-        routes(app);
+        test_client_routes(app);
     });
     CHECK(client.get("/").status == 401);
     client.send("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n");
@@ -134,7 +134,7 @@ TEST_CASE("test client: a deferred answer the test completes is written on the n
     skiff::deferred later;
     test_client client([&](skiff::server& app) {
         app.get("/later", [&](skiff::request&, skiff::response& res) { later = res.defer(); });
-        routes(app);
+        test_client_routes(app);
     });
     client.send("GET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /user/9 HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK_FALSE(client.next_response());  // both wait: answers go out in request order
@@ -202,7 +202,7 @@ TEST_CASE("test client: deferred_timeout follows the test clock") {
 }
 
 TEST_CASE("test client: a chunked request body reaches the handler whole") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/csv\r\nTransfer-Encoding: chunked\r\n\r\n"
                 "3\r\na,b\r\n4\r\n,c\nd\r\n0\r\n\r\n");
     auto r = client.next_response();
@@ -212,7 +212,7 @@ TEST_CASE("test client: a chunked request body reaches the handler whole") {
 }
 
 TEST_CASE("test client: a streamed answer is dechunked, and its raw bytes keep the chunks") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     auto r = client.get("/chunks");
     CHECK(r.header("transfer-encoding") == "chunked");
     CHECK(r.body == "ababab");
@@ -221,7 +221,7 @@ TEST_CASE("test client: a streamed answer is dechunked, and its raw bytes keep t
 }
 
 TEST_CASE("test client: keep-alive serves request after request until Connection: close") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     CHECK(client.post("/echo", "one", "text/plain").body == "one");
     CHECK(client.post("/echo", "two").body == "two");
     CHECK_FALSE(client.closed());
@@ -236,7 +236,7 @@ TEST_CASE("test client: keep-alive serves request after request until Connection
 }
 
 TEST_CASE("test client: 404, and 405 with Allow") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     CHECK(client.get("/nowhere").status == 404);
     auto r = client.request("DELETE", "/");
     CHECK(r.status == 405);
@@ -244,7 +244,7 @@ TEST_CASE("test client: 404, and 405 with Allow") {
 }
 
 TEST_CASE("test client: the answer to HEAD has the GET's length and no body") {
-    test_client client(routes);
+    test_client client(test_client_routes);
     auto r = client.request("HEAD", "/");
     CHECK(r.status == 200);
     CHECK(r.header("content-length") == "13");
@@ -260,7 +260,7 @@ TEST_CASE("test client: an answer larger than the socket buffers arrives whole, 
     test_client client(
         [&](skiff::server& app) {
             app.get("/big", [&](skiff::request&, skiff::response& res) { res.body(big); });
-            routes(app);
+            test_client_routes(app);
         },
         opt);
     auto r = client.get("/big");
@@ -274,7 +274,7 @@ TEST_CASE("test client: an answer larger than the socket buffers arrives whole, 
 TEST_CASE("test client: a body over max_body gets 413") {
     skiff::options opt;
     opt.max_body = 8;
-    test_client client(routes, opt);
+    test_client client(test_client_routes, opt);
     CHECK(client.post("/echo", "123456789").status == 413);
 }
 

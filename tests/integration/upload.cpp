@@ -15,7 +15,7 @@ using namespace skiff_test;
 
 namespace {
 
-std::string pattern(std::size_t n) {
+std::string pattern_bytes(std::size_t n) {
     std::string s(n, ' ');
     for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + i % 26);
     return s;
@@ -137,7 +137,7 @@ TEST_CASE_TEMPLATE("upload: pieces arrive in order and sum to the body (Content-
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     client c(srv.port());
-    std::string body = pattern(3 * 1024 * 1024 + 17);
+    std::string body = pattern_bytes(3 * 1024 * 1024 + 17);
     c.send(put_head("/sink", body.size()));
     for (std::size_t at = 0; at < body.size(); at += 100'000) c.send(body.substr(at, 100'000));
     auto r = read_responses(c, 1);
@@ -151,7 +151,7 @@ TEST_CASE_TEMPLATE("upload: a chunked body is decoded and streamed", Policy, SKI
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     client c(srv.port());
-    std::string body = pattern(500'000);
+    std::string body = pattern_bytes(500'000);
     std::string wire = chunked(body, 7'000);
     c.send("PUT /sink HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n");
     for (std::size_t at = 0; at < wire.size(); at += 4'093) c.send(wire.substr(at, 4'093));  // splits framing
@@ -169,7 +169,7 @@ TEST_CASE_TEMPLATE("upload: a paused handler stops the read until resumed", Poli
     std::atomic<std::size_t> sent{0};
     std::thread sender([&] {
         c.send(put_head("/pausing", total));
-        std::string block = pattern(26 * 10'000);
+        std::string block = pattern_bytes(26 * 10'000);
         for (std::size_t at = 0; at < total; at += block.size()) {
             std::size_t n = std::min(block.size(), total - at);
             c.send(block.substr(0, n));
@@ -199,7 +199,7 @@ TEST_CASE_TEMPLATE("upload: 100 Continue is sent only when the route takes the b
         c.send(put_head("/sink", 52, "Expect: 100-continue\r\n"));
         std::string interim = c.read_until([](const std::string& got) { return got.find("\r\n\r\n") != std::string::npos; });
         CHECK(interim == "HTTP/1.1 100 Continue\r\n\r\n");
-        c.send(pattern(52));
+        c.send(pattern_bytes(52));
         auto r = read_responses(c, 1);
         REQUIRE(r.size() == 1);
         CHECK(r[0].body == "52 in order");
@@ -225,7 +225,7 @@ TEST_CASE_TEMPLATE("upload: an early answer drops a small body and keeps the con
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     client c(srv.port());
-    c.send(put_head("/deny", 5000) + pattern(5000) + "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    c.send(put_head("/deny", 5000) + pattern_bytes(5000) + "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
     auto r = read_responses(c, 2);
     REQUIRE(r.size() == 2);
     CHECK(r[0].status == 403);
@@ -236,7 +236,7 @@ TEST_CASE_TEMPLATE("upload: an early answer to a large body closes after it", Po
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     client c(srv.port());
-    c.send(put_head("/deny", 10'000'000) + pattern(100'000));
+    c.send(put_head("/deny", 10'000'000) + pattern_bytes(100'000));
     std::string got = c.read_until([](const std::string& all) { return all.find("no\n") != std::string::npos; });
     CHECK(got.rfind("HTTP/1.1 403", 0) == 0);
     CHECK(got.find("Connection: close") != std::string::npos);
@@ -256,7 +256,7 @@ TEST_CASE_TEMPLATE("upload: max_body answers 413 and aborts", Policy, SKIFF_TEST
     }
     SUBCASE("chunked, passing it on the way") {
         client c(srv.port());
-        c.send("PUT /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(pattern(3000), 600));
+        c.send("PUT /small HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(pattern_bytes(3000), 600));
         auto r = read_responses(c, 1);
         REQUIRE(r.size() == 1);
         CHECK(r[0].status == 413);
@@ -265,7 +265,7 @@ TEST_CASE_TEMPLATE("upload: max_body answers 413 and aborts", Policy, SKIFF_TEST
     }
     SUBCASE("exactly max_body is taken") {
         client c(srv.port());
-        c.send(put_head("/small", 1000) + pattern(1000));
+        c.send(put_head("/small", 1000) + pattern_bytes(1000));
         auto r = read_responses(c, 1);
         REQUIRE(r.size() == 1);
         CHECK(r[0].body == "1000 in order");
@@ -288,7 +288,7 @@ TEST_CASE_TEMPLATE("upload: a client that goes mid-body calls on_abort", Policy,
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     {
         client c(srv.port());
-        c.send(put_head("/sink", 1'000'000) + pattern(10'000));
+        c.send(put_head("/sink", 1'000'000) + pattern_bytes(10'000));
         REQUIRE(eventually([&] { return s->bytes == 10'000; }));
     }
     CHECK(eventually([&] { return s->aborts == 1; }));
@@ -299,8 +299,8 @@ TEST_CASE_TEMPLATE("upload: requests pipelined behind an upload are answered in 
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
     client c(srv.port());
     std::string get = "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n";
-    c.send(get + put_head("/sink", 2000) + pattern(2000) + get + "PUT /sink HTTP/1.1\r\nHost: t\r\n"
-           "Transfer-Encoding: chunked\r\n\r\n" + chunked(pattern(300), 100) + get);
+    c.send(get + put_head("/sink", 2000) + pattern_bytes(2000) + get + "PUT /sink HTTP/1.1\r\nHost: t\r\n"
+           "Transfer-Encoding: chunked\r\n\r\n" + chunked(pattern_bytes(300), 100) + get);
     auto r = read_responses(c, 5);
     REQUIRE(r.size() == 5);
     CHECK(r[0].body == "pong");
@@ -325,7 +325,7 @@ TEST_CASE_TEMPLATE("upload: other routes still buffer their bodies, within max_b
     REQUIRE(r.size() == 1);
     CHECK(r[0].status == 413);
     client big(srv.port());  // a streamed route is not bound by options::max_body
-    std::string body = pattern(5000);
+    std::string body = pattern_bytes(5000);
     big.send(put_head("/sink", body.size()) + body);
     r = read_responses(big, 1);
     REQUIRE(r.size() == 1);
@@ -348,7 +348,7 @@ TEST_CASE_TEMPLATE("upload: a streamed body is not held against max_buffered", P
     opt.max_buffered = 128 * 1024;  // far less than the body
     running_server<Policy> srv([&](auto& app) { routes(app, s); }, opt);
     client c(srv.port());
-    std::string body = pattern(4 * 1024 * 1024);
+    std::string body = pattern_bytes(4 * 1024 * 1024);
     c.send(put_head("/sink", body.size()));
     for (std::size_t at = 0; at < body.size(); at += 1 << 20) c.send(body.substr(at, 1 << 20));
     auto r = read_responses(c, 1, 10'000ms);
@@ -359,7 +359,7 @@ TEST_CASE_TEMPLATE("upload: a streamed body is not held against max_buffered", P
 TEST_CASE_TEMPLATE("upload: multipart_upload feeds the pieces to the multipart parser", Policy, SKIFF_TEST_POLICIES) {
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });
-    std::string file = pattern(300'000);
+    std::string file = pattern_bytes(300'000);
     std::string form = "--xyz\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue\r\n"
                        "--xyz\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\n" +
                        file + "\r\n--xyz--\r\n";
@@ -424,14 +424,14 @@ TEST_CASE_TEMPLATE("upload: the fields middleware sets lead on_end's answer, dir
     for (const char* path : {"/direct", "/deferred"}) {
         CAPTURE(path);
         client c(srv.port());
-        c.send(put_head(path, 52) + pattern(52));
+        c.send(put_head(path, 52) + pattern_bytes(52));
         std::string expected = answer;
         auto masked = [&](const std::string& s) { return mask_date(s).size() >= expected.size(); };
         CHECK(mask_date(c.read_until(masked)) == expected);
         c.send(put_head(path, 52, "Expect: 100-continue\r\n"));  // the interim comes before the held fields
         expected = "HTTP/1.1 100 Continue\r\n\r\n";
         CHECK(c.read_until(masked) == expected);
-        c.send(pattern(52));
+        c.send(pattern_bytes(52));
         expected = answer;
         CHECK(mask_date(c.read_until(masked)) == expected);
     }
