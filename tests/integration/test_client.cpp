@@ -114,6 +114,18 @@ TEST_CASE("test client: an idle keep-alive connection is closed, silently, at id
     CHECK(client.raw_output() == hello);  // nothing was added to the one answer
 }
 
+TEST_CASE("test client: after stop_reading() nothing more is read; reconnect() reads again") {
+    test_client client(test_client_routes);
+    CHECK(client.get("/").status == 200);
+    client.stop_reading();
+    client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");  // answered, but not taken off the socket
+    CHECK_FALSE(client.next_response());
+    CHECK(client.raw_output() == hello);  // what came before stays
+    CHECK(client.connections() == 1);
+    client.reconnect();
+    CHECK(client.get("/").raw == hello);
+}
+
 TEST_CASE("test client: middleware runs around the handler and its header is seen") {
     test_client client([](skiff::server& app) {
         app.use([](skiff::request& req, skiff::response& res, const skiff::next& next) {

@@ -153,6 +153,13 @@ public:
     // Connections the server holds open.
     std::size_t connections() const noexcept { return loop_ ? loop_->connections() : 0; }
 
+    // From now on the client takes nothing more off its socket, as a client that stops
+    // reading: the server's writes stall once the socket buffers fill, and its write deadline
+    // (options::write_timeout) runs. What came back until now stays readable. A server close
+    // is then not seen by closed(); connections() says whether the server still holds it.
+    // reconnect() reads again.
+    void stop_reading() noexcept { reading_ = reading::stopped; }
+
     // Drops this connection (the server sees the client go) and opens a fresh one: output,
     // unsent bytes and the read position start again.
     void reconnect() {
@@ -170,6 +177,7 @@ public:
 private:
     enum class link : std::uint8_t { none, open, closed_by_server };
     enum class progress : std::uint8_t { some, idle };
+    enum class reading : std::uint8_t { on, stopped };
 
     static constexpr std::size_t max_turns = 100000;        // a handler that never goes idle
     static constexpr std::size_t max_output = 64u << 20;     // past this the client stops reading
@@ -218,7 +226,7 @@ private:
     }
 
     bool read_some() {
-        if (link_ != link::open || output_.size() >= max_output) return false;
+        if (link_ != link::open || reading_ == reading::stopped || output_.size() >= max_output) return false;
         char buf[16384];
         bool got = false;
         for (;;) {
@@ -245,12 +253,14 @@ private:
         forget_sent();
         output_.clear();
         read_at_ = 0;
+        reading_ = reading::on;
     }
 
     server_type app_;
     std::unique_ptr<skiff::detail::test_loop> loop_;
     int fd_ = -1;
     link link_ = link::none;
+    reading reading_ = reading::on;
     std::string unsent_;  // what send() was given, from sent_ on not yet taken by the socket
     std::size_t sent_ = 0;
     std::string output_;
