@@ -1,9 +1,13 @@
-// Deadlines on the timing wheel: header, body, write stall, and a slowloris client cut at the
-// header deadline while a normal client is served.
+// Deadlines on the timing wheel, on the test client's hand-moved clock
+// (skiff/testing/test_client.hpp): header (a slowloris client, a silent one, pipelined
+// requests), body, write stall and linger. The times are exact and nothing sleeps. The same
+// deadlines on the real clock, under every policy, are in tests/system/deadlines_wall_clock.cpp
+// (run by the system preset), since waiting for them here would cost every preset's run.
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 
 using namespace skiff_test;
@@ -32,35 +36,26 @@ skiff::options short_deadlines() {
 
 } // namespace
 
-TEST_CASE_TEMPLATE("a slowloris client gets 408 at the header deadline while another is served", Policy,
-                   SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
-    client slow(srv.port());
-    client fast(srv.port());
-    std::string head = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
-    auto start = std::chrono::steady_clock::now();
-    int served = 0;
-    for (std::size_t i = 0; i < head.size() + 20 && !slow.closed(); ++i) {
-        try {
-            slow.send(std::string(1, i < head.size() ? head[i] : 'a'));  // one byte every 20 ms
-        } catch (const std::exception&) {
-            break;  // the server closed: expected once the deadline passed
-        }
-        fast.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-        served += static_cast<int>(read_responses(fast, 1, 1000ms).size());
-        std::this_thread::sleep_for(20ms);
-        if (std::chrono::steady_clock::now() - start > 400ms) break;
+// 300 ms deadlines: the wheel ticks every 30 ms, so each fires between 300 and 330 ms.
+TEST_CASE("a slowloris client gets 408 at the header deadline, counted from its first byte") {
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, short_deadlines());
+    std::string head = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(20, 'a');
+    for (char byte : head) {  // one byte every 20 ms: each is progress, none moves the deadline
+        c.send(std::string(1, byte));
+        if (c.closed()) break;
+        c.advance(20ms);
     }
-    std::string answer = slow.read_to_close(2000ms);
-    auto rs = parse_responses(answer);
-    REQUIRE(rs.size() == 1);
-    CHECK(rs[0].status == 408);
-    CHECK(slow.closed());
-    CHECK(served >= 10);  // the normal client was answered throughout
+    CHECK(c.closed());  // seen at the first 20 ms step past the cut:
+    CHECK(c.now() >= 300ms);  // not before the deadline,
+    CHECK(c.now() <= 340ms);  // though the head (53 bytes: 1,060 ms at this pace) was still coming
+    auto r = c.next_response();
+    CHECK(r.status == 408);
+    CHECK(r.header("connection") == "close");
+    CHECK_FALSE(c.next_response());  // the 408 only: nothing of the head was served
+    c.reconnect();  // the server serves on
+    CHECK(c.get("/").status == 200);
 }
 
-// On the test client's clock (skiff/testing/test_client.hpp): the times are exact, and
-// nothing sleeps.
 TEST_CASE("each pipelined request has its own header deadline, from its own first byte") {
     skiff::options opt;
     opt.header_timeout = std::chrono::milliseconds(600);
@@ -77,14 +72,20 @@ TEST_CASE("each pipelined request has its own header deadline, from its own firs
     CHECK(c.closed());
 }
 
-TEST_CASE_TEMPLATE("a body that stalls is cut at the body deadline with 408", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
-    client c(srv.port());
-    c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc");
-    auto rs = parse_responses(c.read_to_close(2000ms));
-    REQUIRE(rs.size() == 1);
-    CHECK(rs[0].status == 408);
+TEST_CASE("a body that stalls is cut at the body deadline with 408, counted from the end of the head") {
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, short_deadlines());
+    c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n");
+    c.advance(200ms);
+    c.send("abc");  // progress, but the deadline is for the whole body
+    c.advance(90ms);
+    CHECK_FALSE(c.closed());
+    CHECK(c.raw_output().empty());
+    c.advance(50ms);  // 340 ms: past the 300 ms deadline and its tick
+    auto r = c.next_response();
+    CHECK(r.status == 408);
     CHECK(c.closed());
+    c.reconnect();
+    CHECK(c.post("/echo", "whole body").body == "whole body");
 }
 
 TEST_CASE("a connection that opens and sends nothing is closed at the header deadline") {
@@ -97,42 +98,30 @@ TEST_CASE("a connection that opens and sends nothing is closed at the header dea
     CHECK(c.raw_output().empty());  // nothing was asked, so nothing is answered
 }
 
-TEST_CASE_TEMPLATE("a client that stops reading is dropped at the write deadline", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(deadlines_routes<Policy>, short_deadlines());
-    client c(srv.port());
-    int small = 4096;
-    ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    c.send("GET /endless HTTP/1.1\r\nHost: x\r\n\r\n");
-    std::this_thread::sleep_for(1000ms);  // the server's writes stall, then its deadline passes
-    std::size_t total = 0;
-    auto start = std::chrono::steady_clock::now();
-    while (!c.closed() && std::chrono::steady_clock::now() - start < 5s) total += c.read_some(500ms).size();
-    CHECK(c.closed());
-    CHECK(c.reset());  // reset, so the kernel stops holding the unsent bytes for it
-    CHECK(total > 0);
+TEST_CASE("a client that stops reading is dropped at the write deadline") {
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, short_deadlines());
+    c.stop_reading();
+    c.send("GET /endless HTTP/1.1\r\nHost: x\r\n\r\n");  // the server writes until the buffers fill
+    CHECK(c.connections() == 1);
+    c.advance(250ms);
+    CHECK(c.connections() == 1);  // stalled, within its deadline
+    c.advance(90ms);  // 340 ms without progress
+    CHECK(c.connections() == 0);
+    c.reconnect();  // a fresh connection reads again
+    CHECK(c.get("/").status == 200);
 }
 
-TEST_CASE_TEMPLATE("after an error answer, a client that keeps sending is cut at linger_timeout", Policy,
-                   SKIFF_TEST_POLICIES) {
+TEST_CASE("after an error answer the connection lingers until linger_timeout, then is dropped") {
     skiff::options opt = short_deadlines();
     opt.linger_timeout = std::chrono::milliseconds(300);
-    running_server<Policy> srv(deadlines_routes<Policy>, opt);
-    client c(srv.port());
+    skiff::testing::test_client c(deadlines_routes<skiff::single>, opt);
     c.send("GET / HTTP/1.1\r\nHost: x\r\nBad Header: x\r\n\r\n");  // 400: space before the colon
-    auto start = std::chrono::steady_clock::now();
-    std::string got;
-    while (!c.closed() && std::chrono::steady_clock::now() - start < 3s) {
-        try {
-            c.send("more bytes that will never be read as a request\r\n");
-        } catch (const std::exception&) {
-            break;
-        }
-        got += c.read_some(50ms);
-    }
-    got += c.read_to_close(1000ms);
-    auto rs = parse_responses(got);
-    REQUIRE(rs.size() == 1);
-    CHECK(rs[0].status == 400);
-    CHECK(c.closed());
-    CHECK(std::chrono::steady_clock::now() - start < 2500ms);  // not kept for as long as it sends
+    auto r = c.next_response();
+    CHECK(r.status == 400);
+    CHECK(c.closed());  // the server's side is shut: it reads on, to drain what the client sends
+    c.advance(250ms);
+    CHECK(c.connections() == 1);
+    c.advance(90ms);  // 340 ms
+    CHECK(c.connections() == 0);
+    CHECK_FALSE(c.next_response());  // the 400 only
 }

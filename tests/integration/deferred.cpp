@@ -193,28 +193,6 @@ TEST_CASE_TEMPLATE("a handle dropped without an answer answers 500", Policy, SKI
     CHECK(rs[0].status == 500);
 }
 
-TEST_CASE_TEMPLATE("an answer not completed by deferred_timeout is answered 503, and the late one dropped", Policy,
-                   SKIFF_TEST_POLICIES) {
-    parked waiting;
-    skiff::options opt;
-    opt.deferred_timeout = 200ms;
-    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
-        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
-        app.get("/", [](skiff::request&, skiff::response& res) { res.text("next"); });
-    }, opt);
-    client c(srv.port());
-    c.send(request("/wait") + request("/"));
-    auto handles = waiting.take(1);
-    REQUIRE(handles.size() == 1);
-    auto rs = read_responses(c, 2, 3000ms);
-    REQUIRE(rs.size() == 2);
-    CHECK(rs[0].status == 503);
-    CHECK(rs[1].body == "next");
-    CHECK(handles[0]->cancelled());
-    CHECK_FALSE(handles[0]->text("too late"));
-    CHECK(c.read_some(200ms).empty());
-}
-
 // Under shared the connection belongs to the hub while it waits, which watches its socket.
 TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, SKIFF_TEST_POLICIES) {
     parked waiting;
@@ -872,23 +850,47 @@ TEST_CASE_TEMPLATE("fields set before defer() lead a push stream's head, and its
     CHECK(read_masked(c, expected) == expected);
 }
 
-TEST_CASE_TEMPLATE("a deferred answer given up at its deadline keeps the fields set before defer()", Policy,
-                   SKIFF_TEST_POLICIES) {
-    parked waiting;
+// ---- deferred_timeout on the test client's clock (the real clock, under every policy:
+// tests/system/deadlines_wall_clock.cpp) -------------------------------------------------------
+
+TEST_CASE("an answer not completed by deferred_timeout is answered 503, and the late one dropped") {
+    skiff::deferred kept;
     skiff::options opt;
-    opt.deferred_timeout = 100ms;
-    running_server<Policy> srv(
-        [&waiting](skiff::basic_server<Policy>& app) {
-            mark_around(app);
-            app.get("/wait", [&waiting](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+    opt.deferred_timeout = 200ms;
+    skiff::testing::test_client c(
+        [&kept](skiff::server& app) {
+            app.get("/wait", [&kept](skiff::request&, skiff::response& res) { kept = res.defer(); });
+            app.get("/", [](skiff::request&, skiff::response& res) { res.text("next"); });
         },
         opt);
-    client c(srv.port());
+    c.send(request("/wait") + request("/"));
+    c.advance(199ms);
+    CHECK_FALSE(c.next_response());  // not before its deadline, nor the request behind it
+    c.advance(1ms);
+    CHECK(c.next_response().status == 503);
+    CHECK(c.next_response().body == "next");
+    CHECK(kept.cancelled());
+    CHECK_FALSE(kept.text("too late"));
+    std::string sent = c.raw_output();
+    c.run();
+    CHECK(c.raw_output() == sent);  // nothing more was written
+    CHECK_FALSE(c.closed());
+}
+
+TEST_CASE("a deferred answer given up at its deadline keeps the fields set before defer()") {
+    skiff::deferred kept;
+    skiff::options opt;
+    opt.deferred_timeout = 100ms;
+    skiff::testing::test_client c(
+        [&kept](skiff::server& app) {
+            mark_around(app);
+            app.get("/wait", [&kept](skiff::request&, skiff::response& res) { kept = res.defer(); });
+        },
+        opt);
     c.send(request("/wait"));
-    auto handles = waiting.take(1);
-    auto rs = read_responses(c, 1);
-    REQUIRE(rs.size() == 1);
-    CHECK(rs[0].status == 503);
-    CHECK(rs[0].head.rfind("HTTP/1.1 503 ", 0) == 0);
-    CHECK(rs[0].header("X-Before") == "mw");
+    c.advance(100ms);
+    auto r = c.next_response();
+    CHECK(r.status == 503);
+    CHECK(r.raw.rfind("HTTP/1.1 503 ", 0) == 0);
+    CHECK(r.header("X-Before") == "mw");
 }

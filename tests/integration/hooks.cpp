@@ -300,15 +300,22 @@ TEST_CASE_TEMPLATE("the response hook sees a 431 and a 413, with their reasons",
     CHECK(all[1].target == "/echo");
 }
 
-TEST_CASE_TEMPLATE("the response hook sees a 408 for a head that does not arrive", Policy, SKIFF_TEST_POLICIES) {
+// On the test client's clock (the real clock, under every policy: tests/system/).
+TEST_CASE("the response hook sees a 408 for a head that does not arrive") {
     recorder rec;
     skiff::options opt;
     opt.header_timeout = std::chrono::milliseconds(100);
-    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { observed_app(app, rec); }, opt);
-    CHECK(one_response(srv.port(), "GET /hello HTTP/1.1\r\nHost:").status == 408);
+    skiff::testing::test_client client([&](skiff::server& app) { observed_app(app, rec); }, opt);
+    client.send("GET /hello HTTP/1.1\r\nHost:");
+    client.advance(90ms);
+    CHECK(rec.events().empty());
+    client.advance(30ms);  // past the deadline and its 10 ms tick
+    CHECK(client.next_response().status == 408);
     seen e = only_event(rec);
     CHECK(e.reason == skiff::rejection::timeout);
+    CHECK(e.status == 408);
     CHECK(e.method == "GET");
+    CHECK(e.target == "/hello");
 }
 
 TEST_CASE("the response hook sees the 503 at the connection limit") {
