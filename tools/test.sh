@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command (README "Two commands"). On a fresh Debian 12 machine it installs what the
+# The test command (the README's first screen, command 2). On a fresh Debian 12 machine it installs what the
 # chosen tier uses and nothing more, then builds and runs it.
 #
 #   tools/test.sh          the full run, what CI runs: every preset below, then the compiler matrix

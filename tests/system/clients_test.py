@@ -67,7 +67,7 @@ def curl_scenario(binary):
 
 
 def limits_scenario(binary):
-    """The default request limits as curl meets them (README, "Limits and deadlines")."""
+    """The default request limits as curl meets them (docs/limits.md)."""
     with skiff_app(binary) as app, tempdir("limits") as tmp:
         url = "http://127.0.0.1:%d" % app.port
         def status(*args):

@@ -8,7 +8,7 @@
 // descriptor watched for both directions is armed for writing only: it is read again once its
 // output has drained. Filters are level-triggered (no EV_CLEAR), as the loop expects.
 //
-// Verified on Linux through the test-only kqueue shim (tests/kqueue_shim/); see README.
+// Verified on Linux through the test-only kqueue shim (tests/kqueue_shim/; docs/test-suite.md).
 #ifndef SKIFF_POLLER_KQUEUE_HPP
 #define SKIFF_POLLER_KQUEUE_HPP
 
