@@ -4,6 +4,7 @@
 // push streams with their bound; run-on-loop, timers and watched descriptors.
 #include "support/dechunk.hpp"
 #include "support/loopback.hpp"
+#include "support/parked.hpp"
 
 #include <doctest/doctest.h>
 
@@ -24,29 +25,6 @@
 using namespace skiff_test;
 
 namespace {
-
-// Handles parked by handlers, completed by the test (or a pool) when it chooses.
-class parked {
-public:
-    void put(skiff::deferred d) {
-        std::lock_guard<std::mutex> g(lock_);
-        handles_.push_back(std::make_shared<skiff::deferred>(std::move(d)));
-        arrived_.notify_all();
-    }
-    // Waits until n handles are parked; returns them all, oldest first.
-    std::vector<std::shared_ptr<skiff::deferred>> take(std::size_t n) {
-        std::unique_lock<std::mutex> g(lock_);
-        arrived_.wait_for(g, 5s, [&] { return handles_.size() >= n; });
-        std::vector<std::shared_ptr<skiff::deferred>> out(handles_.begin(), handles_.end());
-        handles_.clear();
-        return out;
-    }
-
-private:
-    std::mutex lock_;
-    std::condition_variable arrived_;
-    std::deque<std::shared_ptr<skiff::deferred>> handles_;
-};
 
 // GET /wait parks its handle in `waiting`; GET /n/:n answers n at once.
 template <class Policy>

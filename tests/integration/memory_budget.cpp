@@ -3,14 +3,13 @@
 // memory back, so every request is still answered; a body that waits past its deadline gets
 // its 408. While parked answers fill it, no new request is read until their clients take them.
 #include "support/loopback.hpp"
+#include "support/parked.hpp"
 
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -198,26 +197,6 @@ bool ended_by_server(int fd, std::chrono::milliseconds limit) {
     return false;
 }
 
-// Push-stream handles, put by the handler and taken by the test.
-class stream_handles {
-public:
-    void put(skiff::deferred d) {
-        std::lock_guard<std::mutex> g(lock_);
-        handles_.push_back(std::make_shared<skiff::deferred>(std::move(d)));
-        arrived_.notify_all();
-    }
-    std::vector<std::shared_ptr<skiff::deferred>> take(std::size_t n) {
-        std::unique_lock<std::mutex> g(lock_);
-        arrived_.wait_for(g, 5s, [&] { return handles_.size() >= n; });
-        return handles_;
-    }
-
-private:
-    std::mutex lock_;
-    std::condition_variable arrived_;
-    std::vector<std::shared_ptr<skiff::deferred>> handles_;
-};
-
 } // namespace
 
 // Push output has its own share of the budget (half of it): past that, the stream stalled
@@ -230,7 +209,7 @@ TEST_CASE_TEMPLATE("push streams whose clients do not read are shed past their s
     opt.max_buffered = 1024 * 1024;  // push output's share: 512 KiB
     opt.max_push_buffer = 64u << 20;  // no stream reaches its own bound: only the sum can cut them
     opt.write_timeout = std::chrono::milliseconds(60'000);  // nor its write deadline
-    stream_handles waiting;
+    skiff_test::parked waiting;
     // The subscribers come over a Unix socket, whose kernel buffers stay small (loopback TCP
     // grows a sender's to 4 MiB), so what they do not read parks in the server soon.
     static int serial = 0;
@@ -243,13 +222,14 @@ TEST_CASE_TEMPLATE("push streams whose clients do not read are shed past their s
     // Subscriber i's stream is streams[i]: each subscribes once the one before has its handle.
     constexpr std::size_t silent = 16;  // they send their request and never read
     std::vector<std::unique_ptr<client>> subscribers;
+    std::vector<skiff::push_stream> streams;
     for (std::size_t i = 0; i <= silent; ++i) {
         subscribers.push_back(std::make_unique<client>(unix_address{path}));
         subscribers.back()->send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
-        REQUIRE(waiting.take(i + 1).size() == i + 1);
+        auto handle = waiting.take(1);
+        REQUIRE(handle.size() == 1);
+        streams.push_back(handle[0]->stream("text/event-stream"));
     }
-    std::vector<skiff::push_stream> streams;
-    for (auto& h : waiting.take(silent + 1)) streams.push_back(h->stream("text/event-stream"));
     client& reading = *subscribers[silent];  // the last one reads all it is sent
     std::atomic<bool> done{false};
     std::atomic<std::size_t> received{0};

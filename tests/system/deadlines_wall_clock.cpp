@@ -10,6 +10,7 @@
 //
 // The cases are those the integration suite had, unchanged; helpers keep their old files' names.
 #include "support/loopback.hpp"
+#include "support/parked.hpp"
 
 #include <doctest/doctest.h>
 
@@ -161,29 +162,6 @@ TEST_CASE_TEMPLATE("an idle keep-alive connection is closed silently after idle_
 // ---- deferred_timeout (from integration/deferred.cpp) --------------------------------------
 
 namespace {
-
-// Handles parked by handlers, completed by the test (or a pool) when it chooses.
-class parked {
-public:
-    void put(skiff::deferred d) {
-        std::lock_guard<std::mutex> g(lock_);
-        handles_.push_back(std::make_shared<skiff::deferred>(std::move(d)));
-        arrived_.notify_all();
-    }
-    // Waits until n handles are parked; returns them all, oldest first.
-    std::vector<std::shared_ptr<skiff::deferred>> take(std::size_t n) {
-        std::unique_lock<std::mutex> g(lock_);
-        arrived_.wait_for(g, 5s, [&] { return handles_.size() >= n; });
-        std::vector<std::shared_ptr<skiff::deferred>> out(handles_.begin(), handles_.end());
-        handles_.clear();
-        return out;
-    }
-
-private:
-    std::mutex lock_;
-    std::condition_variable arrived_;
-    std::deque<std::shared_ptr<skiff::deferred>> handles_;
-};
 
 std::string request(const std::string& path, const char* method = "GET") {
     return std::string(method) + " " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
