@@ -7327,7 +7327,7 @@ private:
 #endif // SKIFF_SERVER_LISTENER_LIST_HPP
 // end skiff/server/listener_list.hpp
 // begin skiff/server/connection_set.hpp
-// What a connection set offers the event loop: the one interface behind which the threading
+// What a connection set offers the event loop and its session: the one interface behind which the threading
 // policies differ. The loop (event_loop.hpp) is written once against it; local_set (single),
 // sharded_set (sharded) and shared_set (shared) implement it, and is_connection_set checks
 // each at compile time, so a member that one set lacks or spells differently fails the build
@@ -7341,9 +7341,21 @@ private:
 //                                    connection waiting on a deferred answer is handed to the
 //                                    hub's processor when its event is done (shared) or stays
 //                                    with its loop (single, sharded)
-//   keeps_budget                     who keeps options::max_buffered: the session, for its
-//                                    loop's connections (single, sharded), or the set, for
-//                                    every thread's (shared: budget(), give_back(n))
+//   the memory budget                options::max_buffered (memory_budget.hpp): each loop's
+//                                    own (local_set, sharded_set) or one for every worker
+//                                    behind a lock (shared_set, shared_budget.hpp); the
+//                                    session asks either the same, never which it is:
+//     limit_budget(bytes), budget_limit()  at most bytes (the runner splits it between
+//                                    sharded loops); the limit, for push output's share
+//     budget_full()                  no new request is read now (asked on every fresh read)
+//     try_grow(c, n, own)            c, holding own, takes n more for its input; false:
+//                                    refused, and the set notes what c asked for
+//     take_memory(n)                 parked output: taken whatever the budget holds
+//     give_back(n)                   n came back: connections waiting read again
+//     wait_for_memory(c)             c, refused, is not read until memory comes back
+//     waits_for_memory(c)            c waits, unwatched, in this loop's line (a shared
+//                                    set's parked connection has no owner, so never)
+//     forget_waiting(c)              c closes: it leaves the line
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -7365,14 +7377,30 @@ private:
 #define SKIFF_SERVER_CONNECTION_SET_HPP
 
 
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
 #include <type_traits>  // std::void_t, std::true_type, std::is_base_of_v
 #include <utility>      // std::declval
 
 namespace skiff::detail {
 
-// Who keeps the memory budget (memory_budget.hpp): each loop's session, or the connection set.
-enum class budget_keeper : std::uint8_t { session, set };
+// The memory budget's part of the interface, every member the session calls.
+template <class S, class = void>
+struct has_budget_members : std::false_type {};
+
+template <class S>
+struct has_budget_members<
+    S, std::void_t<decltype(std::declval<S&>().limit_budget(std::size_t{})),
+                   decltype(std::size_t{std::declval<S&>().budget_limit()}),
+                   decltype(bool{std::declval<const S&>().budget_full()}),
+                   decltype(bool{std::declval<S&>().try_grow(std::declval<typename S::conn&>(), std::size_t{},
+                                                             std::size_t{})}),
+                   decltype(std::declval<S&>().take_memory(std::size_t{})),
+                   decltype(std::declval<S&>().give_back(std::size_t{})),
+                   decltype(std::declval<S&>().wait_for_memory(std::declval<typename S::conn&>())),
+                   decltype(bool{std::declval<const S&>().waits_for_memory(std::declval<const typename S::conn&>())}),
+                   decltype(std::declval<S&>().forget_waiting(std::declval<typename S::conn&>()))>>
+    : std::true_type {};
 
 template <class S, class = void>
 struct has_set_members : std::false_type {};
@@ -7383,7 +7411,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
-                   decltype(bool{S::hands_over_deferred}), decltype(budget_keeper{S::keeps_budget}),
+                   decltype(bool{S::hands_over_deferred}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),
@@ -7409,7 +7437,8 @@ struct has_set_members<
 
 // Its connection type must be a connection, so that the session and the writer serve it as one.
 template <class S>
-inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_base_of_v<connection, typename S::conn>;
+inline constexpr bool is_connection_set =
+    has_set_members<S>::value && has_budget_members<S>::value && std::is_base_of_v<connection, typename S::conn>;
 
 } // namespace skiff::detail
 
@@ -7417,9 +7446,10 @@ inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_b
 // end skiff/server/connection_set.hpp
 // begin skiff/server/local_set.hpp
 // The connections of one loop that owns them, for the single and sharded policies: a
-// level-triggered poller, the listener, the connection pool and a timing wheel, all touched by
-// the loop's thread only, so nothing is locked. connection_set.hpp states the interface that
-// this, sharded_set and shared_set each offer the loop; a trait checks it at compile time.
+// level-triggered poller, the listener, the connection pool, a timing wheel and the loop's
+// memory budget, all touched by the loop's thread only, so nothing is locked.
+// connection_set.hpp states the interface that this, sharded_set and shared_set each offer
+// the loop; a trait checks it at compile time.
 //
 // sharded_set adds what a sharded loop needs beyond its own connections: the server's stop
 // flag and its once-at-stop flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
@@ -7428,6 +7458,123 @@ inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_b
 #ifndef SKIFF_SERVER_LOCAL_SET_HPP
 #define SKIFF_SERVER_LOCAL_SET_HPP
 
+// begin skiff/server/memory_budget.hpp
+// The bytes one loop's connections may hold beyond their standard request buffers
+// (options::max_buffered, split evenly between sharded loops; whole under single and shared), and the connections waiting for
+// some of it. A connection whose body would grow past the budget is not read (backpressure):
+// it waits here, still under its body deadline, and is read again when another connection
+// gives memory back. While the budget is full, no connection reads a new request either,
+// since its answer could only add to it. The server slows under a flood of large bodies, or
+// of large answers its clients do not take, instead of running out.
+//
+// What it counts: a connection's input buffer once it grew past the pool's standard size (a
+// body being buffered, or requests queued behind a slow reader); a buffer of the standard
+// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
+// of a connection's parked output (the writer charges it, writer.hpp).
+// It does not allocate, read or watch anything: the session (session.hpp) asks the
+// connection set before it grows a buffer, and it and the writer report what they took and
+// gave back; the set re-arms the connections it wakes.
+//
+// Invariants: a connection is in line at most once, and never after it closed; used() is the
+// sum of the charges reported and not yet returned. A grant never waits on nothing: a
+// connection that is the only holder is granted even beyond the limit (a body larger than the
+// whole budget is still read, alone). Not thread-safe: one per loop, kept by its set
+// (local_set.hpp), like the buffer pool; under `shared`, where any thread may grow a
+// connection's buffers, the set keeps one for all of them behind a lock (shared_budget.hpp).
+#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
+#define SKIFF_SERVER_MEMORY_BUDGET_HPP
+
+
+#include <algorithm>  // std::find, std::remove
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint8_t
+#include <vector>     // the connections waiting, oldest first
+
+namespace skiff::detail {
+
+// Why a connection of a shared server was refused memory, for its owner to park it when its
+// event is done (shared_budget.hpp): to read a new request while the budget was full, or to
+// grow its buffer for a body.
+enum class memory_wait : std::uint8_t { none, to_read, to_grow };
+
+template <class Conn>
+class memory_budget {
+public:
+    void set_limit(std::size_t limit) noexcept {
+        limit_ = limit;
+        full_at_ = limit != 0 ? limit : 1;
+    }
+    std::size_t limit() const noexcept { return limit_; }
+    std::size_t used() const noexcept { return used_; }
+    std::size_t full_at() const noexcept { return full_at_; }
+
+    // Whether a connection that holds `own` already may hold n more now.
+    bool grants(std::size_t n, std::size_t own) const noexcept {
+        return used_ == own || (used_ + n <= limit_ && n <= limit_);
+    }
+    void take(std::size_t n) noexcept { used_ += n; }
+    // grants() and take() together: false, and nothing taken, when it does not.
+    bool try_take(std::size_t n, std::size_t own) noexcept {
+        if (!grants(n, own)) return false;
+        take(n);
+        return true;
+    }
+    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
+
+    // No new request is read while it is full: used up, though never by nothing (a budget of
+    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
+    bool full() const noexcept { return used_ >= full_at_; }
+
+    // A connection refused: it waits, in line, until memory is given back. Once: one that was
+    // read again for another reason (its parked output drained) and refused keeps its place.
+    void wait(Conn& c) {
+        if (!is_waiting(c)) waiting_.push_back(&c);
+    }
+    bool has_waiters() const noexcept { return !waiting_.empty(); }
+    bool is_waiting(const Conn& c) const noexcept {
+        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
+    }
+
+    // The next connection to try again once memory was given back, or nullptr while the
+    // budget is still full (it would only be refused).
+    Conn* next_to_wake() noexcept {
+        if (waiting_.empty() || full()) return nullptr;
+        Conn* c = waiting_.front();
+        waiting_.erase(waiting_.begin());
+        return c;
+    }
+
+    // Memory came back: waiting connections go on, in the order they began to wait, while the
+    // budget has room. One waiting for a grant for its body (it has bytes in) ends the round:
+    // it takes what it needs, and the next return wakes the next, so a freed budget is not
+    // stampeded. Those before it only wait to read a request, which needs no grant. One that
+    // is watched for reading already (its parked output drained, so it waits for a request
+    // again) is only dropped from the line: waking it would wake nobody. wake(c) re-arms c for
+    // reading; under shared, c is another thread's after it.
+    template <class Wake>
+    void wake_waiters(Wake&& wake) {
+        while (Conn* c = next_to_wake()) {
+            if (c->watching & watch_read) continue;
+            bool wants_body = !c->in.empty();
+            wake(*c);
+            if (wants_body) break;
+        }
+    }
+
+    // A waiting connection that closed (its deadline, or the client went) leaves the line.
+    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
+
+private:
+    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
+    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
+    std::size_t used_ = 0;
+    std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
+// end skiff/server/memory_budget.hpp
 
 #include <atomic>        // the sharded server's stop flag
 #include <cstddef>       // std::size_t
@@ -7447,8 +7594,6 @@ public:
     static constexpr int wait_batch = 256;
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
-    // One thread owns every connection here, so the session keeps the memory budget itself.
-    static constexpr budget_keeper keeps_budget = budget_keeper::session;
 
     local_set() = default;
     local_set(const local_set&) = delete;
@@ -7534,6 +7679,35 @@ public:
     std::int64_t tick_ms() const noexcept { return timers_.tick_ms(); }
     std::size_t size() const noexcept { return size_; }
 
+    // ---- the memory budget (memory_budget.hpp): this loop's connections' -----------------
+
+    // The runner's share (sharded), then options::max_buffered (session::open): the lower.
+    void limit_budget(std::size_t bytes) noexcept {
+        if (budget_.limit() > bytes) budget_.set_limit(bytes);
+    }
+    std::size_t budget_limit() const noexcept { return budget_.limit(); }
+    bool budget_full() const noexcept { return budget_.full(); }
+    bool try_grow(conn&, std::size_t n, std::size_t own) noexcept { return budget_.try_take(n, own); }
+    void take_memory(std::size_t n) noexcept { budget_.take(n); }
+
+    // Waiting connections are read again, in the line's order (memory_budget::wake_waiters);
+    // if their answers fill the budget again, the rest wait again. Out of line, so that the
+    // wake loop is not copied into the writer and the close path that return memory.
+    SKIFF_NOINLINE void give_back(std::size_t n) {
+        budget_.give(n);
+        budget_.wake_waiters([this](conn& w) { watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
+    }
+
+    // Unwatched for reading, in line until memory is given back; its deadline keeps running.
+    void wait_for_memory(conn& c) {
+        watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        budget_.wait(c);
+    }
+    bool waits_for_memory(const conn& c) const noexcept { return budget_.has_waiters() && budget_.is_waiting(c); }
+    void forget_waiting(conn& c) noexcept {
+        if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
+    }
+
     // ---- wake and stop ------------------------------------------------------------------
 
     // single: the only reason to wake a loop is to stop it.
@@ -7578,6 +7752,7 @@ private:
     hub_anchor anchor_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
+    memory_budget<conn> budget_;  // the runner's share of options::max_buffered (sharded), else all of it
     std::size_t size_ = 0;
     std::int64_t stop_deadline_ = 0;
     bool stopping_ = false;
@@ -7693,122 +7868,6 @@ static_assert(is_connection_set<local_set> && is_connection_set<sharded_set>,
 #ifndef SKIFF_SERVER_SHARED_BUDGET_HPP
 #define SKIFF_SERVER_SHARED_BUDGET_HPP
 
-// begin skiff/server/memory_budget.hpp
-// The bytes one loop's connections may hold beyond their standard request buffers
-// (options::max_buffered, split evenly between sharded loops; whole under single and shared), and the connections waiting for
-// some of it. A connection whose body would grow past the budget is not read (backpressure):
-// it waits here, still under its body deadline, and is read again when another connection
-// gives memory back. While the budget is full, no connection reads a new request either,
-// since its answer could only add to it. The server slows under a flood of large bodies, or
-// of large answers its clients do not take, instead of running out.
-//
-// What it counts: a connection's input buffer once it grew past the pool's standard size (a
-// body being buffered, or requests queued behind a slow reader); a buffer of the standard
-// size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
-// of a connection's parked output (the writer charges it, writer.hpp).
-// It does not allocate, read or watch anything: the session (session.hpp) asks before it
-// grows a buffer, and it and the writer report what they took and gave back.
-//
-// Invariants: a connection is in line at most once, and never after it closed; used() is the
-// sum of the charges reported and not yet returned. A grant never waits on nothing: a
-// connection that is the only holder is granted even beyond the limit (a body larger than the
-// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, the set keeps one for all
-// of them behind a lock (shared_budget.hpp).
-#ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
-#define SKIFF_SERVER_MEMORY_BUDGET_HPP
-
-
-#include <algorithm>  // std::find, std::remove
-#include <cstddef>    // std::size_t
-#include <cstdint>    // std::uint8_t
-#include <vector>     // the connections waiting, oldest first
-
-namespace skiff::detail {
-
-// Why a connection of a shared server was refused memory, for its owner to park it when its
-// event is done (shared_budget.hpp): to read a new request while the budget was full, or to
-// grow its buffer for a body.
-enum class memory_wait : std::uint8_t { none, to_read, to_grow };
-
-template <class Conn>
-class memory_budget {
-public:
-    void set_limit(std::size_t limit) noexcept {
-        limit_ = limit;
-        full_at_ = limit != 0 ? limit : 1;
-    }
-    std::size_t limit() const noexcept { return limit_; }
-    std::size_t used() const noexcept { return used_; }
-    std::size_t full_at() const noexcept { return full_at_; }
-
-    // Whether a connection that holds `own` already may hold n more now.
-    bool grants(std::size_t n, std::size_t own) const noexcept {
-        return used_ == own || (used_ + n <= limit_ && n <= limit_);
-    }
-    void take(std::size_t n) noexcept { used_ += n; }
-    // grants() and take() together: false, and nothing taken, when it does not.
-    bool try_take(std::size_t n, std::size_t own) noexcept {
-        if (!grants(n, own)) return false;
-        take(n);
-        return true;
-    }
-    void give(std::size_t n) noexcept { used_ -= n < used_ ? n : used_; }
-
-    // No new request is read while it is full: used up, though never by nothing (a budget of
-    // 0 would otherwise read nothing ever). One compare: the read path asks it every time.
-    bool full() const noexcept { return used_ >= full_at_; }
-
-    // A connection refused: it waits, in line, until memory is given back. Once: one that was
-    // read again for another reason (its parked output drained) and refused keeps its place.
-    void wait(Conn& c) {
-        if (!is_waiting(c)) waiting_.push_back(&c);
-    }
-    bool has_waiters() const noexcept { return !waiting_.empty(); }
-    bool is_waiting(const Conn& c) const noexcept {
-        return std::find(waiting_.begin(), waiting_.end(), &c) != waiting_.end();
-    }
-
-    // The next connection to try again once memory was given back, or nullptr while the
-    // budget is still full (it would only be refused).
-    Conn* next_to_wake() noexcept {
-        if (waiting_.empty() || full()) return nullptr;
-        Conn* c = waiting_.front();
-        waiting_.erase(waiting_.begin());
-        return c;
-    }
-
-    // Memory came back: waiting connections go on, in the order they began to wait, while the
-    // budget has room. One waiting for a grant for its body (it has bytes in) ends the round:
-    // it takes what it needs, and the next return wakes the next, so a freed budget is not
-    // stampeded. Those before it only wait to read a request, which needs no grant. One that
-    // is watched for reading already (its parked output drained, so it waits for a request
-    // again) is only dropped from the line: waking it would wake nobody. wake(c) re-arms c for
-    // reading; under shared, c is another thread's after it.
-    template <class Wake>
-    void wake_waiters(Wake&& wake) {
-        while (Conn* c = next_to_wake()) {
-            if (c->watching & watch_read) continue;
-            bool wants_body = !c->in.empty();
-            wake(*c);
-            if (wants_body) break;
-        }
-    }
-
-    // A waiting connection that closed (its deadline, or the client went) leaves the line.
-    void forget(Conn& c) noexcept { waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &c), waiting_.end()); }
-
-private:
-    std::size_t limit_ = static_cast<std::size_t>(-1);  // the session sets options::max_buffered
-    std::size_t full_at_ = static_cast<std::size_t>(-1);  // limit_, or 1 for a limit of 0
-    std::size_t used_ = 0;
-    std::vector<Conn*> waiting_;  // short and rarely touched: a vector, not a deque (less code in every program)
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_MEMORY_BUDGET_HPP
-// end skiff/server/memory_budget.hpp
 
 #include <atomic>   // the count's copy the read path reads without the lock
 #include <cstddef>  // std::size_t
@@ -7819,10 +7878,16 @@ namespace skiff::detail {
 template <class Conn>
 class shared_budget {
 public:
-    void set_limit(std::size_t limit) {
+    // Every worker's session caps it at options::max_buffered as it opens: set once, kept.
+    void limit_to(std::size_t limit) {
         std::lock_guard<std::mutex> g(lock_);
+        if (line_.limit() <= limit) return;
         line_.set_limit(limit);
         full_at_.store(line_.full_at(), std::memory_order_relaxed);
+    }
+    std::size_t limit() {
+        std::lock_guard<std::mutex> g(lock_);
+        return line_.limit();
     }
 
     bool full() const noexcept { return used_.load(std::memory_order_relaxed) >= full_at_.load(std::memory_order_relaxed); }
@@ -7922,9 +7987,6 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
-    // Any thread may grow or free a connection's buffers, so the set keeps options::max_buffered
-    // for all of them, behind a lock (shared_budget.hpp).
-    static constexpr budget_keeper keeps_budget = budget_keeper::set;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over
@@ -8021,12 +8083,37 @@ public:
     }
 
     // ---- the memory budget (shared_budget.hpp) ------------------------------------------
+    // Any thread may grow or free a connection's buffers, so one budget counts options::
+    // max_buffered for every worker, behind a lock. The session asks it what it asks a loop's
+    // own (local_set); a refused connection is not put in line here but by its owner when its
+    // event is done (event_done), from what the refusal noted in it.
 
-    shared_budget<conn>& budget() noexcept { return budget_; }
+    void limit_budget(std::size_t bytes) { budget_.limit_to(bytes); }
+    std::size_t budget_limit() { return budget_.limit(); }
+    bool budget_full() const noexcept { return budget_.full(); }
+    bool try_grow(conn& c, std::size_t n, std::size_t own) {
+        if (budget_.try_take(n, own)) return true;
+        c.memory = memory_wait::to_grow;
+        c.memory_wanted = n;
+        c.memory_held = own;
+        return false;
+    }
+    void take_memory(std::size_t n) { budget_.take(n); }
     // Memory came back: the connections it lets go on are read again.
     void give_back(std::size_t n) {
         budget_.give(n, [this](conn& c) { rearm_reading(c); });
     }
+    // One with output to drain waits for that first: then it reads, and asks, again.
+    static void wait_for_memory(conn& c) noexcept {
+        watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        if (!c.out.empty()) c.memory = memory_wait::none;
+        else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
+    }
+    // A parked connection is disarmed and nobody's: no event comes for it, and its owner,
+    // which closes it, never parked it.
+    static constexpr bool waits_for_memory(const conn&) noexcept { return false; }
+    static void forget_waiting(conn&) noexcept {}
+
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
 
@@ -8173,8 +8260,9 @@ static_assert(is_connection_set<shared_set>,
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
 // that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
-// which keeps the memory budget (memory_budget.hpp: the loop's, or under shared the set's, as
-// any thread's writer may write a connection's output) and wakes connections waiting for it.
+// the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
+// every worker, as any thread's writer may write a connection's output), whose returns wake
+// connections waiting for it.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
@@ -8782,16 +8870,12 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
-    // Where the budget is kept (memory_budget.hpp): here, for this loop's connections, or in
-    // the set, for every thread's (shared_budget.hpp).
-    static constexpr bool set_keeps_budget = Set::keeps_budget == budget_keeper::set;
-
-    // Where the writer charges parked output (writer.hpp): the memory budget, whose returns
-    // wake connections waiting for it.
+    // Where the writer charges parked output (writer.hpp): the set's memory budget, whose
+    // returns wake connections waiting for it.
     struct output_account {
-        session* owner = nullptr;
-        void take(std::size_t n) { owner->take_budget(n); }
-        void give(std::size_t n) { owner->give_back(n); }
+        Set* set = nullptr;
+        void take(std::size_t n) { set->take_memory(n); }
+        void give(std::size_t n) { set->give_back(n); }
     };
     using writer_type = writer<output_account>;
 
@@ -8806,30 +8890,26 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        writer_.open(read_size, output_account{this});
+        writer_.open(read_size, output_account{&set_});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
-        if constexpr (set_keeps_budget) set_.budget().set_limit(opt_.max_buffered);
-        else if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
+        set_.limit_budget(opt_.max_buffered);  // the runner may have given this loop less
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
         a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
         a.push_high_water = opt_.write_high_water;
-        std::size_t budget = set_keeps_budget ? opt_.max_buffered : budget_.limit();
-        a.pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
+        a.pushes.set_share(set_.budget_limit() / 2);  // push output's share (push_ledger.hpp says why half)
         response_access::lend(res_, a);
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
     // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
     void number(std::size_t loop) noexcept { loop_ = loop; }
-    // This loop's share of options::max_buffered (sharded: the runner splits it).
-    void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
-        if (fresh && SKIFF_UNLIKELY(budget_full())) return wait_for_memory(c);
+        if (fresh && SKIFF_UNLIKELY(set_.budget_full())) return wait_for_memory(c);
         std::size_t room = scratch_.capacity();
         if (!fresh) {
             room = make_room(c);
@@ -8881,7 +8961,7 @@ public:
                           request_started && c.out.empty() && takes_requests(c.state);
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
-        forget_if_waiting(c);
+        set_.forget_waiting(c);
         answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         release_in(c);
         return after_write(c, writer_.flush(c));
@@ -8905,7 +8985,7 @@ public:
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
         bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
-        if (!may_wait_unwatched && !waits_for_memory(c)) return fate::open;
+        if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
     }
@@ -8917,7 +8997,7 @@ public:
         writer_.batch().clear();
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.stream && c.stream->upload) c.stream->upload->abort();
-        forget_if_waiting(c);
+        set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         writer_.forget(c);
         set_.remove(c);
@@ -9016,7 +9096,7 @@ private:
         return c.in.room();
     }
 
-    // ---- the memory budget (memory_budget.hpp) ------------------------------------------
+    // ---- the memory budget (the set keeps it: connection_set.hpp) -----------------------
 
     // What an input buffer of this capacity counts: all of it once it grew past both a pool
     // buffer and one read's worth (what the tail of a fresh read may need, bounded per
@@ -9026,79 +9106,26 @@ private:
         return capacity > free_size ? capacity : 0;
     }
 
-    // Whether a new request may not be read now: its answer could only add to a full budget.
-    bool budget_full() const noexcept {
-        if constexpr (set_keeps_budget) return set_.budget().full();
-        else return budget_.full();
-    }
-
+    // Grows c's input buffer for want more bytes, if the budget grants what the growth
+    // counts; false, and nothing taken, when it does not.
     bool grow_within_budget(conn& c, std::size_t want) {
         std::size_t before = charge_of(c.in.capacity());
         std::size_t after = charge_of(c.in.capacity_after_reserving(want));
-        if (after > before && !take_budget(after - before, before)) {
-            if constexpr (set_keeps_budget) {  // for its owner to park it (shared_set::event_done)
-                c.memory = memory_wait::to_grow;
-                c.memory_wanted = after - before;
-                c.memory_held = before;
-            }
-            return false;
-        }
+        if (after > before && !set_.try_grow(c, after - before, before)) return false;
         c.in.reserve_more(want);
         return true;
-    }
-
-    // A connection holding `own` takes n more, if the budget grants it.
-    bool take_budget(std::size_t n, std::size_t own) {
-        if constexpr (set_keeps_budget) return set_.budget().try_take(n, own);
-        else return budget_.try_take(n, own);
-    }
-    // Parked output: taken whatever the budget holds (the answer exists already).
-    void take_budget(std::size_t n) {
-        if constexpr (set_keeps_budget) set_.budget().take(n);
-        else budget_.take(n);
     }
 
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if (charge != 0) give_back(charge);
+        if (charge != 0) set_.give_back(charge);  // waiting connections read again
     }
 
-    // Memory came back (a body's buffer, parked output): waiting connections read again, in
-    // the line's order (memory_budget::wake_waiters); if their answers fill the budget again,
-    // the rest wait again.
-    SKIFF_NOINLINE void give_back(std::size_t n) {
-        if constexpr (set_keeps_budget) {
-            set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
-        } else {
-            budget_.give(n);
-            budget_.wake_waiters([this](conn& w) { set_.watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
-        }
-    }
-
-    // Not read until memory is given back; its body deadline keeps running. Where the set
-    // keeps the budget, the owner parks it when its event is done (shared_set::event_done).
+    // Not read until memory is given back; its body deadline keeps running.
     fate wait_for_memory(conn& c) {
-        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        if constexpr (set_keeps_budget) {
-            if (!c.out.empty()) c.memory = memory_wait::none;  // its output drains first; then it reads, and asks, again
-            else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
-        } else {
-            budget_.wait(c);
-        }
+        set_.wait_for_memory(c);
         return fate::open;
-    }
-
-    // A parked connection of a set-kept budget is disarmed: no event comes for it.
-    bool waits_for_memory(const conn& c) const noexcept {
-        if constexpr (set_keeps_budget) return false;
-        else return budget_.has_waiters() && budget_.is_waiting(c);
-    }
-
-    // A connection its owner closes is never in a set-kept line (parked ones have no owner).
-    void forget_if_waiting(conn& c) noexcept {
-        if constexpr (!set_keeps_budget)
-            if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
     // Parses and answers every complete request in buf[0, len) while the connection takes
@@ -9257,7 +9284,7 @@ private:
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
     // `why` and `input` (the bytes of the request being rejected) are for a response hook.
-    void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, false, true, false);
         std::string_view reason = reason_phrase(status);
@@ -9792,7 +9819,6 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
-    memory_budget<conn> budget_;  // this loop's, unless the set keeps it
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;
@@ -9991,7 +10017,6 @@ public:
         session_.open();
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
-    void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
     // Which loop this is, for the observers (response_event::loop).
     void number(std::size_t loop) noexcept {
         session_.number(loop);
@@ -10890,9 +10915,9 @@ private:
             sets_.push_back(std::make_unique<sharded_set>());
             sets_.back()->follow(stop_, stop_once_);
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
+            sets_.back()->limit_budget(opt.max_buffered / n);
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
-            loops_.back()->limit_buffered(opt.max_buffered / n);
             loops_.back()->number(i);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());

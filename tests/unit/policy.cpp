@@ -24,6 +24,11 @@ TEST_CASE("each policy's loop serves the connection set made for it, and each se
         int size = 0;  // hides the member function: not a set any more
     };
     CHECK_FALSE(skiff::detail::is_connection_set<incomplete>);
+    // The memory budget is part of it: the session asks every set the same.
+    struct without_budget : skiff::detail::shared_set {
+        int budget_full = 0;
+    };
+    CHECK_FALSE(skiff::detail::is_connection_set<without_budget>);
 }
 
 TEST_CASE("a single-policy set carries no synchronisation: the sharded one is its size plus the hand-over") {

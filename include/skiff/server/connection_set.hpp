@@ -1,4 +1,4 @@
-// What a connection set offers the event loop: the one interface behind which the threading
+// What a connection set offers the event loop and its session: the one interface behind which the threading
 // policies differ. The loop (event_loop.hpp) is written once against it; local_set (single),
 // sharded_set (sharded) and shared_set (shared) implement it, and is_connection_set checks
 // each at compile time, so a member that one set lacks or spells differently fails the build
@@ -12,9 +12,21 @@
 //                                    connection waiting on a deferred answer is handed to the
 //                                    hub's processor when its event is done (shared) or stays
 //                                    with its loop (single, sharded)
-//   keeps_budget                     who keeps options::max_buffered: the session, for its
-//                                    loop's connections (single, sharded), or the set, for
-//                                    every thread's (shared: budget(), give_back(n))
+//   the memory budget                options::max_buffered (memory_budget.hpp): each loop's
+//                                    own (local_set, sharded_set) or one for every worker
+//                                    behind a lock (shared_set, shared_budget.hpp); the
+//                                    session asks either the same, never which it is:
+//     limit_budget(bytes), budget_limit()  at most bytes (the runner splits it between
+//                                    sharded loops); the limit, for push output's share
+//     budget_full()                  no new request is read now (asked on every fresh read)
+//     try_grow(c, n, own)            c, holding own, takes n more for its input; false:
+//                                    refused, and the set notes what c asked for
+//     take_memory(n)                 parked output: taken whatever the budget holds
+//     give_back(n)                   n came back: connections waiting read again
+//     wait_for_memory(c)             c, refused, is not read until memory comes back
+//     waits_for_memory(c)            c waits, unwatched, in this loop's line (a shared
+//                                    set's parked connection has no owner, so never)
+//     forget_waiting(c)              c closes: it leaves the line
 //   is_listener(data), listener(data), port(),
 //   accept_round_done(listener), pause_accepting(), resume_accepting()
 //                                    the listeners (listener_list.hpp): the one an event is
@@ -40,14 +52,30 @@
 #include "skiff/server/connection.hpp"
 #include "skiff/server/listener_list.hpp"
 
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t
 #include <type_traits>  // std::void_t, std::true_type, std::is_base_of_v
 #include <utility>      // std::declval
 
 namespace skiff::detail {
 
-// Who keeps the memory budget (memory_budget.hpp): each loop's session, or the connection set.
-enum class budget_keeper : std::uint8_t { session, set };
+// The memory budget's part of the interface, every member the session calls.
+template <class S, class = void>
+struct has_budget_members : std::false_type {};
+
+template <class S>
+struct has_budget_members<
+    S, std::void_t<decltype(std::declval<S&>().limit_budget(std::size_t{})),
+                   decltype(std::size_t{std::declval<S&>().budget_limit()}),
+                   decltype(bool{std::declval<const S&>().budget_full()}),
+                   decltype(bool{std::declval<S&>().try_grow(std::declval<typename S::conn&>(), std::size_t{},
+                                                             std::size_t{})}),
+                   decltype(std::declval<S&>().take_memory(std::size_t{})),
+                   decltype(std::declval<S&>().give_back(std::size_t{})),
+                   decltype(std::declval<S&>().wait_for_memory(std::declval<typename S::conn&>())),
+                   decltype(bool{std::declval<const S&>().waits_for_memory(std::declval<const typename S::conn&>())}),
+                   decltype(std::declval<S&>().forget_waiting(std::declval<typename S::conn&>()))>>
+    : std::true_type {};
 
 template <class S, class = void>
 struct has_set_members : std::false_type {};
@@ -58,7 +86,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().open(std::int64_t{}, std::int64_t{})),
                    decltype(std::declval<S&>().add_listener(std::declval<unique_fd>(), transport::tcp)),
                    decltype(std::declval<S&>().poller().wake()), decltype(std::declval<S&>().anchor()),
-                   decltype(bool{S::hands_over_deferred}), decltype(budget_keeper{S::keeps_budget}),
+                   decltype(bool{S::hands_over_deferred}),
                    decltype(bool{std::declval<const S&>().is_listener(nullptr)}),
                    decltype(static_cast<listener_slot&>(std::declval<S&>().listener(nullptr))),
                    decltype(std::declval<const S&>().port()),
@@ -84,7 +112,8 @@ struct has_set_members<
 
 // Its connection type must be a connection, so that the session and the writer serve it as one.
 template <class S>
-inline constexpr bool is_connection_set = has_set_members<S>::value && std::is_base_of_v<connection, typename S::conn>;
+inline constexpr bool is_connection_set =
+    has_set_members<S>::value && has_budget_members<S>::value && std::is_base_of_v<connection, typename S::conn>;
 
 } // namespace skiff::detail
 

@@ -73,7 +73,6 @@ public:
         session_.open();
     }
     void limit_connections(std::size_t n) noexcept { acceptor_.limit_connections(n); }
-    void limit_buffered(std::size_t bytes) noexcept { session_.limit_buffered(bytes); }
     // Which loop this is, for the observers (response_event::loop).
     void number(std::size_t loop) noexcept {
         session_.number(loop);

@@ -1,7 +1,8 @@
 // The connections of one loop that owns them, for the single and sharded policies: a
-// level-triggered poller, the listener, the connection pool and a timing wheel, all touched by
-// the loop's thread only, so nothing is locked. connection_set.hpp states the interface that
-// this, sharded_set and shared_set each offer the loop; a trait checks it at compile time.
+// level-triggered poller, the listener, the connection pool, a timing wheel and the loop's
+// memory budget, all touched by the loop's thread only, so nothing is locked.
+// connection_set.hpp states the interface that this, sharded_set and shared_set each offer
+// the loop; a trait checks it at compile time.
 //
 // sharded_set adds what a sharded loop needs beyond its own connections: the server's stop
 // flag and its once-at-stop flag, and, when one acceptor hands connections round-robin (no SO_REUSEPORT, or
@@ -10,6 +11,7 @@
 #ifndef SKIFF_SERVER_LOCAL_SET_HPP
 #define SKIFF_SERVER_LOCAL_SET_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/socket.hpp"
@@ -19,6 +21,7 @@
 #include "skiff/server/connection_set.hpp"
 #include "skiff/server/listener_list.hpp"
 #include "skiff/server/loop_hub.hpp"
+#include "skiff/server/memory_budget.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
 #include <atomic>        // the sharded server's stop flag
@@ -39,8 +42,6 @@ public:
     static constexpr int wait_batch = 256;
     // Deferred answers are applied by this loop between events: no hand-over.
     static constexpr bool hands_over_deferred = false;
-    // One thread owns every connection here, so the session keeps the memory budget itself.
-    static constexpr budget_keeper keeps_budget = budget_keeper::session;
 
     local_set() = default;
     local_set(const local_set&) = delete;
@@ -126,6 +127,35 @@ public:
     std::int64_t tick_ms() const noexcept { return timers_.tick_ms(); }
     std::size_t size() const noexcept { return size_; }
 
+    // ---- the memory budget (memory_budget.hpp): this loop's connections' -----------------
+
+    // The runner's share (sharded), then options::max_buffered (session::open): the lower.
+    void limit_budget(std::size_t bytes) noexcept {
+        if (budget_.limit() > bytes) budget_.set_limit(bytes);
+    }
+    std::size_t budget_limit() const noexcept { return budget_.limit(); }
+    bool budget_full() const noexcept { return budget_.full(); }
+    bool try_grow(conn&, std::size_t n, std::size_t own) noexcept { return budget_.try_take(n, own); }
+    void take_memory(std::size_t n) noexcept { budget_.take(n); }
+
+    // Waiting connections are read again, in the line's order (memory_budget::wake_waiters);
+    // if their answers fill the budget again, the rest wait again. Out of line, so that the
+    // wake loop is not copied into the writer and the close path that return memory.
+    SKIFF_NOINLINE void give_back(std::size_t n) {
+        budget_.give(n);
+        budget_.wake_waiters([this](conn& w) { watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
+    }
+
+    // Unwatched for reading, in line until memory is given back; its deadline keeps running.
+    void wait_for_memory(conn& c) {
+        watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        budget_.wait(c);
+    }
+    bool waits_for_memory(const conn& c) const noexcept { return budget_.has_waiters() && budget_.is_waiting(c); }
+    void forget_waiting(conn& c) noexcept {
+        if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
+    }
+
     // ---- wake and stop ------------------------------------------------------------------
 
     // single: the only reason to wake a loop is to stop it.
@@ -170,6 +200,7 @@ private:
     hub_anchor anchor_;
     connection_pool<conn> pool_;
     timer_wheel timers_;
+    memory_budget<conn> budget_;  // the runner's share of options::max_buffered (sharded), else all of it
     std::size_t size_ = 0;
     std::int64_t stop_deadline_ = 0;
     bool stopping_ = false;

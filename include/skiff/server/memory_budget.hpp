@@ -10,15 +10,16 @@
 // body being buffered, or requests queued behind a slow reader); a buffer of the standard
 // size is the pool's (buffer_pool.hpp) and bounded by the connection count already. And all
 // of a connection's parked output (the writer charges it, writer.hpp).
-// It does not allocate, read or watch anything: the session (session.hpp) asks before it
-// grows a buffer, and it and the writer report what they took and gave back.
+// It does not allocate, read or watch anything: the session (session.hpp) asks the
+// connection set before it grows a buffer, and it and the writer report what they took and
+// gave back; the set re-arms the connections it wakes.
 //
 // Invariants: a connection is in line at most once, and never after it closed; used() is the
 // sum of the charges reported and not yet returned. A grant never waits on nothing: a
 // connection that is the only holder is granted even beyond the limit (a body larger than the
-// whole budget is still read, alone). Not thread-safe: one per loop, like the buffer pool;
-// under `shared`, where any thread may grow a connection's buffers, the set keeps one for all
-// of them behind a lock (shared_budget.hpp).
+// whole budget is still read, alone). Not thread-safe: one per loop, kept by its set
+// (local_set.hpp), like the buffer pool; under `shared`, where any thread may grow a
+// connection's buffers, the set keeps one for all of them behind a lock (shared_budget.hpp).
 #ifndef SKIFF_SERVER_MEMORY_BUDGET_HPP
 #define SKIFF_SERVER_MEMORY_BUDGET_HPP
 

@@ -166,9 +166,9 @@ private:
             sets_.push_back(std::make_unique<sharded_set>());
             sets_.back()->follow(stop_, stop_once_);
             if (auto ec = sets_.back()->open(monotonic_ms(), tick_for(opt))) return ec;
+            sets_.back()->limit_budget(opt.max_buffered / n);
             loops_.push_back(std::make_unique<loop>(opt_, router_, *sets_.back()));
             loops_.back()->limit_connections((opt.max_connections + n - 1) / n);
-            loops_.back()->limit_buffered(opt.max_buffered / n);
             loops_.back()->number(i);
             loops_.back()->open();
             async_hub::start(sets_.back()->anchor());

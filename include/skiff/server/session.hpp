@@ -48,7 +48,6 @@
 #include "skiff/server/hooks.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
-#include "skiff/server/memory_budget.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/report.hpp"
 #include "skiff/server/upload.hpp"
@@ -76,16 +75,12 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
 
-    // Where the budget is kept (memory_budget.hpp): here, for this loop's connections, or in
-    // the set, for every thread's (shared_budget.hpp).
-    static constexpr bool set_keeps_budget = Set::keeps_budget == budget_keeper::set;
-
-    // Where the writer charges parked output (writer.hpp): the memory budget, whose returns
-    // wake connections waiting for it.
+    // Where the writer charges parked output (writer.hpp): the set's memory budget, whose
+    // returns wake connections waiting for it.
     struct output_account {
-        session* owner = nullptr;
-        void take(std::size_t n) { owner->take_budget(n); }
-        void give(std::size_t n) { owner->give_back(n); }
+        Set* set = nullptr;
+        void take(std::size_t n) { set->take_memory(n); }
+        void give(std::size_t n) { set->give_back(n); }
     };
     using writer_type = writer<output_account>;
 
@@ -100,30 +95,26 @@ public:
         head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
         pool_.set_size(head_capacity_);
         scratch_.reserve_more(read_size);
-        writer_.open(read_size, output_account{this});
+        writer_.open(read_size, output_account{&set_});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
-        if constexpr (set_keeps_budget) set_.budget().set_limit(opt_.max_buffered);
-        else if (budget_.limit() > opt_.max_buffered) budget_.set_limit(opt_.max_buffered);
+        set_.limit_budget(opt_.max_buffered);  // the runner may have given this loop less
         hub_anchor& a = set_.anchor();
         a.poller = &set_.poller();
         a.deferred_timeout_ms = opt_.deferred_timeout.count();
         a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
         a.push_high_water = opt_.write_high_water;
-        std::size_t budget = set_keeps_budget ? opt_.max_buffered : budget_.limit();
-        a.pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
+        a.pushes.set_share(set_.budget_limit() / 2);  // push output's share (push_ledger.hpp says why half)
         response_access::lend(res_, a);
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
     // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
     void number(std::size_t loop) noexcept { loop_ = loop; }
-    // This loop's share of options::max_buffered (sharded: the runner splits it).
-    void limit_buffered(std::size_t bytes) noexcept { budget_.set_limit(bytes); }
 
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return on_other_readable(c);
         bool fresh = c.in.empty();
-        if (fresh && SKIFF_UNLIKELY(budget_full())) return wait_for_memory(c);
+        if (fresh && SKIFF_UNLIKELY(set_.budget_full())) return wait_for_memory(c);
         std::size_t room = scratch_.capacity();
         if (!fresh) {
             room = make_room(c);
@@ -175,7 +166,7 @@ public:
                           request_started && c.out.empty() && takes_requests(c.state);
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
-        forget_if_waiting(c);
+        set_.forget_waiting(c);
         answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         release_in(c);
         return after_write(c, writer_.flush(c));
@@ -199,7 +190,7 @@ public:
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
         bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
-        if (!may_wait_unwatched && !waits_for_memory(c)) return fate::open;
+        if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
     }
@@ -211,7 +202,7 @@ public:
         writer_.batch().clear();
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.stream && c.stream->upload) c.stream->upload->abort();
-        forget_if_waiting(c);
+        set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         writer_.forget(c);
         set_.remove(c);
@@ -310,7 +301,7 @@ private:
         return c.in.room();
     }
 
-    // ---- the memory budget (memory_budget.hpp) ------------------------------------------
+    // ---- the memory budget (the set keeps it: connection_set.hpp) -----------------------
 
     // What an input buffer of this capacity counts: all of it once it grew past both a pool
     // buffer and one read's worth (what the tail of a fresh read may need, bounded per
@@ -320,79 +311,26 @@ private:
         return capacity > free_size ? capacity : 0;
     }
 
-    // Whether a new request may not be read now: its answer could only add to a full budget.
-    bool budget_full() const noexcept {
-        if constexpr (set_keeps_budget) return set_.budget().full();
-        else return budget_.full();
-    }
-
+    // Grows c's input buffer for want more bytes, if the budget grants what the growth
+    // counts; false, and nothing taken, when it does not.
     bool grow_within_budget(conn& c, std::size_t want) {
         std::size_t before = charge_of(c.in.capacity());
         std::size_t after = charge_of(c.in.capacity_after_reserving(want));
-        if (after > before && !take_budget(after - before, before)) {
-            if constexpr (set_keeps_budget) {  // for its owner to park it (shared_set::event_done)
-                c.memory = memory_wait::to_grow;
-                c.memory_wanted = after - before;
-                c.memory_held = before;
-            }
-            return false;
-        }
+        if (after > before && !set_.try_grow(c, after - before, before)) return false;
         c.in.reserve_more(want);
         return true;
-    }
-
-    // A connection holding `own` takes n more, if the budget grants it.
-    bool take_budget(std::size_t n, std::size_t own) {
-        if constexpr (set_keeps_budget) return set_.budget().try_take(n, own);
-        else return budget_.try_take(n, own);
-    }
-    // Parked output: taken whatever the budget holds (the answer exists already).
-    void take_budget(std::size_t n) {
-        if constexpr (set_keeps_budget) set_.budget().take(n);
-        else budget_.take(n);
     }
 
     void release_in(conn& c) {
         std::size_t charge = charge_of(c.in.capacity());
         pool_.release(c.in);
-        if (charge != 0) give_back(charge);
+        if (charge != 0) set_.give_back(charge);  // waiting connections read again
     }
 
-    // Memory came back (a body's buffer, parked output): waiting connections read again, in
-    // the line's order (memory_budget::wake_waiters); if their answers fill the budget again,
-    // the rest wait again.
-    SKIFF_NOINLINE void give_back(std::size_t n) {
-        if constexpr (set_keeps_budget) {
-            set_.give_back(n);  // the same, under its lock (shared_budget.hpp)
-        } else {
-            budget_.give(n);
-            budget_.wake_waiters([this](conn& w) { set_.watch(w, static_cast<std::uint8_t>(w.watching | watch_read)); });
-        }
-    }
-
-    // Not read until memory is given back; its body deadline keeps running. Where the set
-    // keeps the budget, the owner parks it when its event is done (shared_set::event_done).
+    // Not read until memory is given back; its body deadline keeps running.
     fate wait_for_memory(conn& c) {
-        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        if constexpr (set_keeps_budget) {
-            if (!c.out.empty()) c.memory = memory_wait::none;  // its output drains first; then it reads, and asks, again
-            else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
-        } else {
-            budget_.wait(c);
-        }
+        set_.wait_for_memory(c);
         return fate::open;
-    }
-
-    // A parked connection of a set-kept budget is disarmed: no event comes for it.
-    bool waits_for_memory(const conn& c) const noexcept {
-        if constexpr (set_keeps_budget) return false;
-        else return budget_.has_waiters() && budget_.is_waiting(c);
-    }
-
-    // A connection its owner closes is never in a set-kept line (parked ones have no owner).
-    void forget_if_waiting(conn& c) noexcept {
-        if constexpr (!set_keeps_budget)
-            if (SKIFF_UNLIKELY(budget_.has_waiters())) budget_.forget(c);
     }
 
     // Parses and answers every complete request in buf[0, len) while the connection takes
@@ -551,7 +489,7 @@ private:
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
     // `why` and `input` (the bytes of the request being rejected) are for a response hook.
-    void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
         std::size_t start = writer_.batch().size();
         response_access::start(res_, writer_.batch(), time_.date, false, true, false);
         std::string_view reason = reason_phrase(status);
@@ -1086,7 +1024,6 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
-    memory_budget<conn> budget_;  // this loop's, unless the set keeps it
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;

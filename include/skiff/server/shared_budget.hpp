@@ -31,10 +31,16 @@ namespace skiff::detail {
 template <class Conn>
 class shared_budget {
 public:
-    void set_limit(std::size_t limit) {
+    // Every worker's session caps it at options::max_buffered as it opens: set once, kept.
+    void limit_to(std::size_t limit) {
         std::lock_guard<std::mutex> g(lock_);
+        if (line_.limit() <= limit) return;
         line_.set_limit(limit);
         full_at_.store(line_.full_at(), std::memory_order_relaxed);
+    }
+    std::size_t limit() {
+        std::lock_guard<std::mutex> g(lock_);
+        return line_.limit();
     }
 
     bool full() const noexcept { return used_.load(std::memory_order_relaxed) >= full_at_.load(std::memory_order_relaxed); }

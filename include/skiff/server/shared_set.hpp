@@ -60,9 +60,6 @@ class shared_set {
 public:
     using conn = shared_connection;
     static constexpr int wait_batch = 1;  // see the file comment
-    // Any thread may grow or free a connection's buffers, so the set keeps options::max_buffered
-    // for all of them, behind a lock (shared_budget.hpp).
-    static constexpr budget_keeper keeps_budget = budget_keeper::set;
     // A connection waiting on a deferred answer is left disarmed, so no worker gets its events;
     // the hub's processor (whichever thread holds its process lock) applies the answer, and
     // re-arms it once the answer is written. The worker that read the request hands it over
@@ -159,12 +156,37 @@ public:
     }
 
     // ---- the memory budget (shared_budget.hpp) ------------------------------------------
+    // Any thread may grow or free a connection's buffers, so one budget counts options::
+    // max_buffered for every worker, behind a lock. The session asks it what it asks a loop's
+    // own (local_set); a refused connection is not put in line here but by its owner when its
+    // event is done (event_done), from what the refusal noted in it.
 
-    shared_budget<conn>& budget() noexcept { return budget_; }
+    void limit_budget(std::size_t bytes) { budget_.limit_to(bytes); }
+    std::size_t budget_limit() { return budget_.limit(); }
+    bool budget_full() const noexcept { return budget_.full(); }
+    bool try_grow(conn& c, std::size_t n, std::size_t own) {
+        if (budget_.try_take(n, own)) return true;
+        c.memory = memory_wait::to_grow;
+        c.memory_wanted = n;
+        c.memory_held = own;
+        return false;
+    }
+    void take_memory(std::size_t n) { budget_.take(n); }
     // Memory came back: the connections it lets go on are read again.
     void give_back(std::size_t n) {
         budget_.give(n, [this](conn& c) { rearm_reading(c); });
     }
+    // One with output to drain waits for that first: then it reads, and asks, again.
+    static void wait_for_memory(conn& c) noexcept {
+        watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        if (!c.out.empty()) c.memory = memory_wait::none;
+        else if (c.memory == memory_wait::none) c.memory = memory_wait::to_read;
+    }
+    // A parked connection is disarmed and nobody's: no event comes for it, and its owner,
+    // which closes it, never parked it.
+    static constexpr bool waits_for_memory(const conn&) noexcept { return false; }
+    static void forget_waiting(conn&) noexcept {}
+
     // The receiving side of handoff, first thing when an event for c arrives.
     static void take_ownership(conn& c) noexcept { (void)c.handoff.load(std::memory_order_acquire); }
 

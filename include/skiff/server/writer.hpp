@@ -9,8 +9,9 @@
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
 // that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
-// which keeps the memory budget (memory_budget.hpp: the loop's, or under shared the set's, as
-// any thread's writer may write a connection's output) and wakes connections waiting for it.
+// the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
+// every worker, as any thread's writer may write a connection's output), whose returns wake
+// connections waiting for it.
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
