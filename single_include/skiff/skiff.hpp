@@ -3639,7 +3639,7 @@ class deferred;  // async/deferred.hpp
 
 namespace detail {
 struct response_access;
-struct upload_state;    // server/upload.hpp
+struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 
@@ -4044,7 +4044,7 @@ private:
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
-    detail::upload_state* upload_ = nullptr;      // lent while a streamed-body route runs
+    detail::pending_body* body_ = nullptr;        // lent while a route whose body is unread runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -4130,10 +4130,10 @@ struct response_access {
         r.has_date_ = r.has_date_ || h.has_date;
     }
 
-    // Where a route that streams its body leaves what it returned (server/upload.hpp); null
-    // outside the session's call for such a route's head.
-    static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }
-    static upload_state* upload(const response& r) noexcept { return r.upload_; }
+    // The body not read yet of the request being answered, where the route may take it
+    // (server/handover.hpp); null outside the session's call for such a route's head.
+    static void lend_body(response& r, pending_body* b) noexcept { r.body_ = b; }
+    static pending_body* body(const response& r) noexcept { return r.body_; }
 };
 
 } // namespace detail
@@ -7079,7 +7079,7 @@ struct hub_anchor {
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming, deferred or uploading.
+// `stream` is set exactly while the phase is streaming, deferred or handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -7094,8 +7094,8 @@ struct hub_anchor {
 //                                                     (reading, or waiting when requests wait; closing; draining)
 //   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
 //   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
-//   reading, body   --the route streams the body (server/upload.hpp)-->  uploading
-//   uploading       --the body's last piece taken, on_end answered--->  stream_state::then
+//   reading, body   --a route takes the unread body (handover.hpp)--->  handed
+//   handed          --the taker is done (door::finish)--------------->  stream_state::then
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -7103,6 +7103,44 @@ struct hub_anchor {
 #ifndef SKIFF_SERVER_CONNECTION_HPP
 #define SKIFF_SERVER_CONNECTION_HPP
 
+// begin skiff/server/handed.hpp
+// What a feature that takes a connection over implements (server/handover.hpp has the door it
+// is given and the whole protocol), and the fate every event handler returns. Kept apart from
+// handover.hpp so that a connection (connection.hpp) can own a handed state by its base.
+#ifndef SKIFF_SERVER_HANDED_HPP
+#define SKIFF_SERVER_HANDED_HPP
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+namespace skiff::detail {
+
+struct connection;
+struct pending_body;
+class door;
+
+// Whether the connection an event handler was given is still there afterwards.
+enum class fate : std::uint8_t { open, closed };
+
+// A feature's state for one handed connection.
+class handed {
+public:
+    virtual ~handed() = default;
+    // The head was acted on (body says what it declared); data[0, len) followed it in the
+    // same read. Returns the bytes that were the taker's (the rest are the next request's).
+    virtual std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) = 0;
+    virtual fate on_readable(door& d, connection& c) = 0;
+    virtual fate on_deadline(door& d, connection& c) = 0;
+    // Output written (or none): what to wait for next.
+    virtual fate await(door& d, connection& c) = 0;
+    // The connection closes while handed (the client went, the server stopped or shed it).
+    virtual void abandon() noexcept = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDED_HPP
+// end skiff/server/handed.hpp
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t, std::uint64_t
@@ -7121,14 +7159,14 @@ enum class phase : std::uint8_t {
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
     deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
-    uploading,  // the body goes to the route in pieces (stream_state::upload); read unless paused
+    handed,     // a feature runs the connection (stream_state::taker, handover.hpp)
 };
 
 // The phases in which the connection is read and its requests served.
 constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
-// paused: a streamed body's handler has not taken a piece; the deadline polls for its resume.
+// paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred, paused };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
@@ -7136,10 +7174,9 @@ enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, def
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
 struct deferred_state;
-struct upload_state;  // server/upload.hpp
 
-// A response body being streamed (response::stream), a file sent (response::file), or an answer deferred (response::defer):
-// allocated per such response only.
+// A response body being streamed (response::stream), a file sent (response::file), an answer
+// deferred (response::defer), or a connection handed to a feature: allocated per such only.
 struct stream_state {
     body_source source;
     stream_framing framing;
@@ -7148,9 +7185,8 @@ struct stream_state {
     deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
     bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
     std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
-    // uploading: what the route returned and where its body is (a deleter, since the type is
-    // complete only where uploads are: the session aborts it before the connection closes).
-    std::unique_ptr<upload_state, void (*)(upload_state*)> upload{nullptr, nullptr};
+    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
+    std::unique_ptr<handed> taker = nullptr;
     // streaming, where an error hook is set: the request, for the hook should the source throw.
     request_origin origin = {};
 };
@@ -8537,223 +8573,156 @@ private:
 // a larger or chunked one is answered with Connection: close and drained until the linger
 // deadline, as nginx's lingering close does.
 //
-// Not here: the reading itself (server/session.hpp), the multipart framing (http/multipart.hpp;
-// multipart_upload below connects the two).
+// Not here: the reading itself (server/session.hpp, through the door of server/handover.hpp),
+// the multipart framing (http/multipart.hpp; multipart_upload below connects the two).
 #ifndef SKIFF_SERVER_UPLOAD_HPP
 #define SKIFF_SERVER_UPLOAD_HPP
 
+// begin skiff/server/handover.hpp
+// The door through which the engine hands a connection to a feature, and back. The session
+// knows *that* a connection is handed (phase::handed), never to *what*: the feature's state
+// derives from `handed` and says what runs for the connection's events, and it asks the session
+// for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
+// code is compiled only into programs that use the feature, once, whatever the policy.
+//
+// Today streamed request bodies (server/upload.hpp) come through it, and so does the engine's
+// own small taker, body_drop below (an early answer's unread body).
+//
+//   the engine -> a handed connection           the handed connection -> the engine (door)
+//     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
+//     on_readable(door, c)         readable       write(s)                bytes into the batch
+//     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
+//     await(door, c)               output written finish(c)               back to serving requests
+//     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
+//                                                 reject(c, status, why)  an error answer, then close
+//                                                 serve_after(c, ...)     the requests behind it
+//                                                 close(c)
+//
+// Invariants: a connection is handed exactly while its phase is `handed`, and then
+// c.stream->taker holds the feature's state. finish() gives the state back to the session,
+// which frees it when the event that finished it is over (so a taker may finish itself and
+// return). abandon() runs once if the connection closes while it is handed; after finish() it
+// does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
+// or close(): the requests served behind it may finish another taker, which frees this one.
+#ifndef SKIFF_SERVER_HANDOVER_HPP
+#define SKIFF_SERVER_HANDOVER_HPP
 
-#include <atomic>       // a resume, from any thread
+
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
-#include <functional>   // std::function callbacks
-#include <memory>       // std::shared_ptr
-#include <string>       // a piece not taken
+#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <functional>   // a late answer's callback
+#include <memory>       // std::unique_ptr
 #include <string_view>  // std::string_view
-#include <type_traits>  // what done is called with
-#include <utility>      // std::move
 
 namespace skiff {
+struct options;
+}
 
-enum class piece_status : std::uint8_t {
-    taken,  // the handler is done with the piece
-    pause,  // not taken: stop reading, offer it again after resume()
-};
+namespace skiff::detail {
 
-namespace detail {
-struct upload_state;
-struct upload_control {
-    std::atomic<bool> resumed{false};
-};
-} // namespace detail
-
-// Resumes a paused upload; from any thread, any number of times; a no-op once it has ended.
-class upload_resumer {
-public:
-    upload_resumer() = default;
-    void resume() const noexcept {
-        if (control_) control_->resumed.store(true, std::memory_order_release);
-    }
-
-private:
-    friend class upload;
-    explicit upload_resumer(std::shared_ptr<detail::upload_control> c) : control_(std::move(c)) {}
-    std::shared_ptr<detail::upload_control> control_;
-};
-
-class upload {
-public:
-    static constexpr std::uint64_t no_limit = ~std::uint64_t{0};
-
-    std::function<piece_status(std::string_view)> on_piece;
-    std::function<void(response&)> on_end;
-    std::function<void()> on_abort;
-    std::uint64_t max_body = no_limit;  // larger bodies: 413 and on_abort
-
-    // The handle a paused on_piece gives whoever will resume it: take it before pausing.
-    upload_resumer resumer() {
-        if (!control_) control_ = std::make_shared<detail::upload_control>();
-        return upload_resumer(control_);
-    }
-
-private:
-    friend struct detail::upload_state;
-    std::shared_ptr<detail::upload_control> control_;
-};
-
-// What a route that streams its body runs when its head is in.
-using upload_handler = std::function<upload(request&, response&)>;
-
-namespace detail {
-
-// Declared bodies up to this are read and dropped after an early answer, keeping the connection.
-constexpr std::uint64_t early_answer_drain = 64 * 1024;
-
-enum class upload_step : std::uint8_t { more, paused, ended, failed };
-enum class upload_answer : std::uint8_t { pending, given };  // given: answered early, body dropped
-enum class body_progress : std::uint8_t { arriving, complete };
-
-struct upload_feed {
-    std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
-    upload_step step;
-    parse_status error = parse_status::complete;  // failed: the status to answer
-};
-
-// One streamed body in progress: the route's callbacks, where the body is, the piece in hand.
-struct upload_state {
-    skiff::upload u;
-    parse_limits limits;  // max_body bounds each chunk; max_header_bytes the trailers
-    body_framing framing = body_framing::length;
-    std::uint64_t left = 0;      // length: body bytes still to come
-    std::uint64_t received = 0;  // decoded body bytes so far
-    chunked_decoder chunked;
-    std::string held;            // a piece offered and not taken (paused)
-    body_progress progress = body_progress::arriving;
-    upload_answer answer = upload_answer::pending;
-    std::int64_t paused_at_ms = 0;
-    // What the answer needs of the request, whose head is gone by then.
+// What a late answer needs of its request, whose head is gone by the time it is written.
+struct answer_context {
     bool head_request = false;
     bool http10 = false;
-    bool close = false;
-    // The fields the chain wrote when the route took the body (middleware's, before and after
-    // next()), held out of the batch until on_end answers (response.hpp).
-    held_fields head_fields;
-    request_origin origin;  // where an error hook is set: the request, for a stream on_end starts
-
-    static void destroy(upload_state* s) noexcept { delete s; }
-
-    bool paused() const noexcept { return !held.empty(); }
-    bool resume_requested() noexcept {
-        return u.control_ && u.control_->resumed.exchange(false, std::memory_order_acq_rel);
-    }
-
-    // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
-    upload_feed feed(char* data, std::size_t len) {
-        std::size_t used = len;
-        std::size_t n = 0;
-        if (framing == body_framing::length) {
-            n = len < left ? len : static_cast<std::size_t>(left);
-            used = n;
-            left -= n;
-            if (left == 0) progress = body_progress::complete;
-        } else {
-            std::size_t end = 0;
-            parse_status s = chunked.decode(data, len, limits, end);
-            if (s != parse_status::incomplete && s != parse_status::complete) return {len, upload_step::failed, s};
-            n = chunked.take();
-            if (s == parse_status::complete) {
-                used = end;
-                progress = body_progress::complete;
-            }
-        }
-        received += n;
-        if (received > u.max_body) return {used, upload_step::failed, parse_status::content_too_large};
-        if (n != 0 && offer({data, n}) == piece_status::pause) {
-            held.assign(data, n);
-            return {used, upload_step::paused};
-        }
-        return {used, next_step()};
-    }
-
-    // After a resume: the held piece again.
-    upload_step offer_held() {
-        if (offer(held) == piece_status::pause) return upload_step::paused;
-        held.clear();
-        return next_step();
-    }
-
-    // No answer is owed any more: the handler hears it once.
-    void abort() noexcept {
-        if (answer != upload_answer::pending || !u.on_abort) return;
-        std::function<void()> f = std::move(u.on_abort);
-        u.on_abort = nullptr;
-        call_guarded([&] { f(); }, [] {});
-    }
-
-private:
-    piece_status offer(std::string_view piece) { return u.on_piece ? u.on_piece(piece) : piece_status::taken; }
-    upload_step next_step() const noexcept {
-        return progress == body_progress::complete ? upload_step::ended : upload_step::more;
-    }
+    bool close = false;       // the request asked to close
+    held_fields head_fields;  // what the chain set before the answer was put off (response.hpp)
+    request_origin origin;    // the method and target, kept where a hook may need them
 };
 
-// The router's handler for a streamed route. Run by the session with a state lent to the
-// response, it leaves the callbacks there; run for a request without a body (or with one
-// already buffered: a HEAD or a bodiless PUT), it calls them at once.
-inline handler upload_route(upload_handler fn) {
-    return [fn = std::move(fn)](request& req, response& res) {
-        upload u = fn(req, res);
-        if (res.sent()) return;
-        if (upload_state* slot = response_access::upload(res)) {
-            slot->u = std::move(u);
-            response_access::lend_upload(res, nullptr);  // tells the session it was filled
-            return;
-        }
-        if (!req.body().empty() && u.on_piece) (void)u.on_piece(req.body());
-        if (u.on_end) u.on_end(res);
-    };
-}
+// One read into the loop's scratch buffer: data[0, size) when `got`.
+enum class read_outcome : std::uint8_t { got, retry, ended };
+struct read_result {
+    read_outcome outcome;
+    char* data = nullptr;
+    std::size_t size = 0;
+};
 
-template <class Sink>
-auto abort_sink(Sink& s, int) -> decltype(s.on_abort(), void()) {
-    s.on_abort();
-}
-template <class Sink>
-void abort_sink(Sink&, long) {}
+// A body not read yet, lent to the route that may take it (response_access::lend_body): the
+// route leaves its taker here. The session fills the rest.
+struct pending_body {
+    body_framing framing = body_framing::length;
+    std::uint64_t declared = 0;  // length framing: Content-Length
+    parse_limits limits;
+    bool expects_continue = false;
+    answer_context context;
+    std::unique_ptr<handed> taker;
+};
 
-} // namespace detail
+// What the session that serves a handed connection offers it. Not a template, so that a
+// feature is compiled once, not once per policy.
+class door {
+public:
+    virtual read_result read(connection& c) = 0;
+    virtual void write(std::string_view bytes) = 0;
+    virtual void watch(connection& c, std::uint8_t interest) = 0;
+    virtual void arm(connection& c, deadline_kind kind) = 0;
+    virtual std::int64_t now_ms() const noexcept = 0;
+    virtual const options& settings() const noexcept = 0;
+    // Under the shared policy a connection is its worker's while that waits (workers_wait).
+    virtual bool workers_wait() const noexcept = 0;
+    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
+    // the current event is over.
+    virtual void finish(connection& c) = 0;
+    // Answers its request now, as a handler would (fn writes to the response; a stream or a
+    // deferred answer included); the head is ctx's.
+    virtual void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    // The server's own error answer; the connection then drains and closes.
+    virtual void reject(connection& c, int status, rejection why) = 0;
+    // After a read into scratch of which `used` bytes were taken: serve the requests behind
+    // (if the connection takes requests again), keep the tail, write.
+    virtual fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) = 0;
+    // The same for requests that waited in the connection's own buffer.
+    virtual fate serve_waiting(connection& c) = 0;
+    virtual fate close(connection& c) = 0;
 
-// Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
-// on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
-// sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
-// on_abort() when it has one. `done` is any callable done(response&, Sink&, multipart_status),
-// a lambda as it is (move-only ones too). The parser, sink and `done` live as long as the
-// upload's callbacks. A body that breaks the framing is still read to its end (bounded by
-// max_body), and the sink hears nothing after the break.
-template <class Sink, class Done>
-upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
-    static_assert(std::is_invocable_v<Done&, response&, Sink&, multipart_status>,
-                  "multipart_upload: done is called as done(skiff::response&, Sink&, skiff::multipart_status)");
-    struct state {
-        multipart_parser parser;
-        Sink sink;
-        Done done;
-    };
-    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink), std::move(done)});
-    upload u;
-    u.on_piece = [st](std::string_view piece) {
-        st->parser.feed(piece, st->sink);
-        return piece_status::taken;
-    };
-    u.on_end = [st](response& res) { st->done(res, st->sink, st->parser.finish()); };
-    u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
-    return u;
-}
+protected:
+    ~door() = default;
+};
 
-} // namespace skiff
+// Declared bodies up to this are read and dropped after an early answer, keeping the
+// connection; a larger or chunked one is drained until the close, as nginx does.
+constexpr std::uint64_t early_answer_drain = 64 * 1024;
 
-#endif // SKIFF_SERVER_UPLOAD_HPP
-// end skiff/server/upload.hpp
+// The engine's own taker: the body of a request answered before it was read (a route that
+// streams its body answered at once: 401, 403, 507...), at most early_answer_drain, by length.
+class body_drop final : public handed {
+public:
+    explicit body_drop(std::uint64_t left) noexcept : left_(left) {}
+
+    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t len) override { return take(d, c, len); }
+
+    fate on_readable(door& d, connection& c) override {
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);
+        return d.serve_after(c, r.data, r.size, take(d, c, r.size));
+    }
+
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    fate await(door& d, connection& c) override {
+        d.watch(c, watch_read);
+        d.arm(c, deadline_kind::body);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {}
+
+private:
+    std::size_t take(door& d, connection& c, std::size_t len) {
+        std::size_t n = len < left_ ? len : static_cast<std::size_t>(left_);
+        left_ -= n;
+        if (left_ == 0) d.finish(c);
+        return n;
+    }
+
+    std::uint64_t left_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDOVER_HPP
+// end skiff/server/handover.hpp
 // begin skiff/server/report.hpp
 // Builds the response_event (hooks.hpp) for a rejection the server answers itself: the reason
 // a parse error stands for, and the request line's method, target and version when it was
@@ -8813,6 +8782,306 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 
 #endif // SKIFF_SERVER_REPORT_HPP
 // end skiff/server/report.hpp
+
+#include <atomic>       // a resume, from any thread
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
+#include <functional>   // std::function callbacks
+#include <memory>       // std::shared_ptr
+#include <poll.h>       // poll: a shared worker's wait for a resume
+#include <string>       // a piece not taken
+#include <string_view>  // std::string_view
+#include <type_traits>  // what done is called with
+#include <utility>      // std::move
+
+namespace skiff {
+
+enum class piece_status : std::uint8_t {
+    taken,  // the handler is done with the piece
+    pause,  // not taken: stop reading, offer it again after resume()
+};
+
+namespace detail {
+class upload_state;
+struct upload_control {
+    std::atomic<bool> resumed{false};
+};
+} // namespace detail
+
+// Resumes a paused upload; from any thread, any number of times; a no-op once it has ended.
+class upload_resumer {
+public:
+    upload_resumer() = default;
+    void resume() const noexcept {
+        if (control_) control_->resumed.store(true, std::memory_order_release);
+    }
+
+private:
+    friend class upload;
+    explicit upload_resumer(std::shared_ptr<detail::upload_control> c) : control_(std::move(c)) {}
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+class upload {
+public:
+    static constexpr std::uint64_t no_limit = ~std::uint64_t{0};
+
+    std::function<piece_status(std::string_view)> on_piece;
+    std::function<void(response&)> on_end;
+    std::function<void()> on_abort;
+    std::uint64_t max_body = no_limit;  // larger bodies: 413 and on_abort
+
+    // The handle a paused on_piece gives whoever will resume it: take it before pausing.
+    upload_resumer resumer() {
+        if (!control_) control_ = std::make_shared<detail::upload_control>();
+        return upload_resumer(control_);
+    }
+
+private:
+    friend class detail::upload_state;
+    std::shared_ptr<detail::upload_control> control_;
+};
+
+// What a route that streams its body runs when its head is in.
+using upload_handler = std::function<upload(request&, response&)>;
+
+namespace detail {
+
+enum class upload_step : std::uint8_t { more, paused, ended, failed };
+enum class body_progress : std::uint8_t { arriving, complete };
+
+struct upload_feed {
+    std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
+    upload_step step;
+    parse_status error = parse_status::complete;  // failed: the status to answer
+};
+
+// One streamed body in progress, the taker of its handed connection (server/handover.hpp):
+// the route's callbacks, where the body is, the piece in hand.
+class upload_state final : public handed {
+public:
+    upload_state(skiff::upload u, const pending_body& body)
+        : u_(std::move(u)), limits_(body.limits), framing_(body.framing), left_(body.declared) {
+        limits_.max_body = u_.max_body;
+    }
+
+    bool paused() const noexcept { return !held_.empty(); }
+
+    // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
+    upload_feed feed(char* data, std::size_t len) {
+        std::size_t used = len;
+        std::size_t n = 0;
+        if (framing_ == body_framing::length) {
+            n = len < left_ ? len : static_cast<std::size_t>(left_);
+            used = n;
+            left_ -= n;
+            if (left_ == 0) progress_ = body_progress::complete;
+        } else {
+            std::size_t end = 0;
+            parse_status s = chunked_.decode(data, len, limits_, end);
+            if (s != parse_status::incomplete && s != parse_status::complete) return {len, upload_step::failed, s};
+            n = chunked_.take();
+            if (s == parse_status::complete) {
+                used = end;
+                progress_ = body_progress::complete;
+            }
+        }
+        received_ += n;
+        if (received_ > u_.max_body) return {used, upload_step::failed, parse_status::content_too_large};
+        if (n != 0 && offer({data, n}) == piece_status::pause) {
+            held_.assign(data, n);
+            return {used, upload_step::paused};
+        }
+        return {used, next_step()};
+    }
+
+    // ---- handed (server/handover.hpp) ------------------------------------------------------
+
+    // 100 Continue if asked for and the body is not refused at once, then what came with the head.
+    std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) override {
+        context_ = std::move(body.context);
+        bool too_large = framing_ == body_framing::length && left_ > limits_.max_body;
+        if (too_large) {
+            fail(d, c, parse_status::content_too_large);  // before the body: no 100 Continue
+            return len;
+        }
+        if (body.expects_continue) {
+            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            d.write({interim, sizeof interim - 1});
+        }
+        return take(d, c, data, len);
+    }
+
+    fate on_readable(door& d, connection& c) override {
+        if (paused()) return await(d, c);
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);  // the client went mid-body: on_abort
+        std::size_t used = take(d, c, r.data, r.size);
+        return d.serve_after(c, r.data, r.size, used);
+    }
+
+    // Paused: a tick passed. Resumed: the held piece again, then the requests behind.
+    fate on_deadline(door& d, connection& c) override {
+        if (!resume_requested()) {
+            if (d.now_ms() - paused_at_ms_ >= d.settings().body_timeout.count()) return d.close(c);
+            d.arm(c, deadline_kind::paused);
+            return fate::open;
+        }
+        upload_step step = upload_step::failed;
+        call_guarded([&] { step = offer_held(); }, [] {});
+        on_step(d, c, step, parse_status::complete);
+        return d.serve_waiting(c);
+    }
+
+    // Paused: read nothing, and look for the resume once a tick.
+    fate await(door& d, connection& c) override {
+        d.watch(c, paused() ? watch_none : watch_read);
+        d.arm(c, paused() ? deadline_kind::paused : deadline_kind::body);
+        return fate::open;
+    }
+
+    // No answer is owed any more: the handler hears it once.
+    void abandon() noexcept override {
+        if (!u_.on_abort) return;
+        std::function<void()> f = std::move(u_.on_abort);
+        u_.on_abort = nullptr;
+        call_guarded([&] { f(); }, [] {});
+    }
+
+private:
+    // Gives the route the body bytes at data[0, len); returns those that were its body.
+    std::size_t take(door& d, connection& c, char* data, std::size_t len) {
+        upload_feed r{len, upload_step::failed, parse_status::complete};
+        call_guarded([&] { r = feed(data, len); }, [] {});
+        if (r.step == upload_step::paused) r.step = wait_if_worker(d);
+        on_step(d, c, r.step, r.error);
+        return r.used;  // a local: the state may be finished by now
+    }
+
+    void on_step(door& d, connection& c, upload_step step, parse_status error) {
+        if (step == upload_step::paused) paused_at_ms_ = d.now_ms();
+        if (step == upload_step::ended) end(d, c);
+        if (step == upload_step::failed) fail(d, c, error);
+    }
+
+    // shared: a connection is its worker's while it waits, so the worker waits for the resume
+    // (other workers serve the other connections); the other policies poll between events.
+    upload_step wait_if_worker(door& d) {
+        if (!d.workers_wait()) return upload_step::paused;
+        std::int64_t until = monotonic_ms() + d.settings().body_timeout.count();
+        upload_step step = upload_step::paused;
+        while (step == upload_step::paused && monotonic_ms() < until) {
+            while (!resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
+            call_guarded([&] { step = offer_held(); }, [&] { step = upload_step::failed; });
+        }
+        return step == upload_step::paused ? upload_step::failed : step;
+    }
+
+    // The last piece was taken: the route answers in on_end, and the connection goes on as
+    // after any request. finish() hands this state back to the session, which frees it once
+    // the event is over, so the answer may still use it.
+    void end(door& d, connection& c) {
+        d.finish(c);
+        d.answer(c, context_, u_.on_end);
+    }
+
+    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
+    // client the status, and the connection closes.
+    void fail(door& d, connection& c, parse_status error) {
+        abandon();
+        d.finish(c);
+        int status = error == parse_status::complete ? 500 : *http_status(error);
+        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
+        d.reject(c, status, why);
+    }
+
+    bool resume_requested() noexcept {
+        return u_.control_ && u_.control_->resumed.exchange(false, std::memory_order_acq_rel);
+    }
+
+    // After a resume: the held piece again.
+    upload_step offer_held() {
+        if (offer(held_) == piece_status::pause) return upload_step::paused;
+        held_.clear();
+        return next_step();
+    }
+
+    piece_status offer(std::string_view piece) { return u_.on_piece ? u_.on_piece(piece) : piece_status::taken; }
+    upload_step next_step() const noexcept {
+        return progress_ == body_progress::complete ? upload_step::ended : upload_step::more;
+    }
+
+    skiff::upload u_;
+    parse_limits limits_;  // max_body bounds each chunk; max_header_bytes the trailers
+    body_framing framing_;
+    std::uint64_t left_;         // length: body bytes still to come
+    std::uint64_t received_ = 0;  // decoded body bytes so far
+    chunked_decoder chunked_;
+    std::string held_;  // a piece offered and not taken (paused)
+    body_progress progress_ = body_progress::arriving;
+    std::int64_t paused_at_ms_ = 0;
+    answer_context context_;  // what on_end's answer needs of the request
+};
+
+// The router's handler for a streamed route. Run by the session with the unread body lent to
+// the response, it leaves its taker there (unless the route answered at once); run for a
+// request without a body (or with one already buffered: a HEAD or a bodiless PUT), it calls
+// the callbacks at once.
+inline handler upload_route(upload_handler fn) {
+    return [fn = std::move(fn)](request& req, response& res) {
+        upload u = fn(req, res);
+        if (pending_body* body = response_access::body(res)) {
+            if (!res.sent()) body->taker = std::make_unique<upload_state>(std::move(u), *body);
+            else if (u.on_abort) call_guarded([&] { u.on_abort(); }, [] {});  // answered early: nothing owed
+            return;
+        }
+        if (res.sent()) return;
+        if (!req.body().empty() && u.on_piece) (void)u.on_piece(req.body());
+        if (u.on_end) u.on_end(res);
+    };
+}
+
+template <class Sink>
+auto abort_sink(Sink& s, int) -> decltype(s.on_abort(), void()) {
+    s.on_abort();
+}
+template <class Sink>
+void abort_sink(Sink&, long) {}
+
+} // namespace detail
+
+// Connects a streamed body to the multipart parser: on_piece feeds it to sink (on_part,
+// on_data, on_part_end, as multipart_parser::feed), on_end hands the answer to `done` with the
+// sink and the parse's end (complete, or bad_request: answer 400), and on_abort to the sink's
+// on_abort() when it has one. `done` is any callable done(response&, Sink&, multipart_status),
+// a lambda as it is (move-only ones too). The parser, sink and `done` live as long as the
+// upload's callbacks. A body that breaks the framing is still read to its end (bounded by
+// max_body), and the sink hears nothing after the break.
+template <class Sink, class Done>
+upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
+    static_assert(std::is_invocable_v<Done&, response&, Sink&, multipart_status>,
+                  "multipart_upload: done is called as done(skiff::response&, Sink&, skiff::multipart_status)");
+    struct state {
+        multipart_parser parser;
+        Sink sink;
+        Done done;
+    };
+    auto st = std::make_shared<state>(state{multipart_parser(boundary), std::move(sink), std::move(done)});
+    upload u;
+    u.on_piece = [st](std::string_view piece) {
+        st->parser.feed(piece, st->sink);
+        return piece_status::taken;
+    };
+    u.on_end = [st](response& res) { st->done(res, st->sink, st->parser.finish()); };
+    u.on_abort = [st] { detail::abort_sink(st->sink, 0); };
+    return u;
+}
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_UPLOAD_HPP
+// end skiff/server/upload.hpp
 // begin skiff/server/session.hpp
 // The protocol side of a connection (what redis keeps in networking.c, apart from its ae.c
 // loop): read, parse, route, respond, keep the tail, and move the connection from phase to
@@ -8836,9 +9105,10 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 // what was read stays in its tail, nothing more is read, and a readable event only tells
 // whether the client went (deferred_state::cancelled).
 //
-// Streamed request bodies (server/upload.hpp): where a route streams its body, the head is
-// acted on before any of the body is read (route_body()), and the body then goes to the
-// route's callbacks piece by piece as it is read (phase::uploading), not into `in`.
+// A route that takes its body unread (a streamed upload, server/upload.hpp) is run once the
+// head is in (route_body()); the connection is then handed to what it returned through the
+// door of handover.hpp (phase::handed), which knows nothing of uploads: the taker reads the
+// body itself and gives the connection back when it is done.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -8853,15 +9123,11 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
-#include <poll.h>        // poll: a shared worker's wait for a resume
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
 
 namespace skiff::detail {
-
-// Whether the connection an event handler was given is still there afterwards.
-enum class fate : std::uint8_t { open, closed };
 
 // While the server stops, every answer says Connection: close.
 enum class serving : std::uint8_t { normally, until_stop };
@@ -8955,7 +9221,7 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
-        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_pause_tick(c);
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_handed_deadline(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);
@@ -8969,10 +9235,10 @@ public:
 
     // stop() on a loop that owns its connections: idle ones close now; one with a request in
     // progress or output to write finishes that (with Connection: close), then closes.
-    // An upload finishes too (its answer says Connection: close), as any request in progress.
+    // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::uploading;
+        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -8984,7 +9250,7 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
+        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::handed;
         if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
@@ -8996,7 +9262,7 @@ public:
     fate close(conn& c) {
         writer_.batch().clear();
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
-        if (c.stream && c.stream->upload) c.stream->upload->abort();
+        if (c.stream && c.stream->taker) c.stream->taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         writer_.forget(c);
@@ -9395,7 +9661,7 @@ private:
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
         case phase::deferred: return await_answer(c);
-        case phase::uploading: return await_piece(c);
+        case phase::handed: return c.stream->taker->await(door_, c);
         }
         return fate::open;
     }
@@ -9588,203 +9854,163 @@ private:
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
-    // ---- streamed request bodies (server/upload.hpp) -------------------------------------
+    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
 
     SKIFF_NOINLINE fate on_other_readable(conn& c) {
         if (c.state == phase::lingering) return discard_input(c);
         if (c.state == phase::deferred) return on_deferred_readable(c);
-        return on_upload_readable(c);
+        fate f = c.stream->taker->on_readable(door_, c);
+        retired_.reset();  // a taker that finished during the event (door::finish)
+        return f;
     }
 
-    // A head that declares a body is in, at buf[0, head_size()): stream it if its route does;
-    // else go on buffering it (0 used: the next parse takes the body), as without streams.
+    SKIFF_NOINLINE fate on_handed_deadline(conn& c) {
+        fate f = c.stream->taker->on_deadline(door_, c);
+        retired_.reset();
+        return f;
+    }
+
+    // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
+    // route takes it unread; else go on buffering it (0 used: the next parse takes the body).
     SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
         request_head& head = request_access::head(req_);
-        if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
+        if (router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
         if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
-    // Runs the route on the head; then streams the body to what it returned, or drops the body
-    // after an early answer. Returns the bytes used.
-    std::size_t start_upload(conn& c, char* buf, std::size_t len) {
-        request_head& head = request_access::head(req_);
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st(new upload_state, &upload_state::destroy);
-        st->framing = c.parser.framing();
-        st->left = head.content_length;
-        st->limits = limits_;
-        st->head_request = head.verb == method::head;
-        st->http10 = head.version_minor == 0;
-        st->close = !head.keep_alive;
-        if (opt_.on_error || opt_.on_response) st->origin = request_access::origin_of(req_);  // for the hooks, later
+    // Runs the route on the head with the body lent unread; it leaves a taker (the connection
+    // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
+    std::size_t offer_body(conn& c, char* buf, std::size_t len) {
+        pending_body body = describe_body(c);
         std::size_t head_len = c.parser.head_size();
-        bool expects = head.expect_continue;
-        if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
-        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
-        bool too_large = st->framing == body_framing::length && st->left > st->limits.max_body;
-        if (st->answer == upload_answer::pending && expects && !too_large) {
-            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            writer_.batch().append(interim, sizeof interim - 1);
-        }
-        c.parser.reset();
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
-        c.stream->upload = std::move(st);
-        c.state = phase::uploading;
-        if (too_large) {
-            fail_upload(c, parse_status::content_too_large);  // before the body: no 100 Continue
-            return len;
-        }
-        return head_len + feed_upload(c, buf + head_len, len - head_len);
-    }
-
-    // The route's function, with st lent for its callbacks. False: it answered early and the
-    // connection closes after that answer (a body too large to drop, or 100 Continue asked).
-    bool run_upload_route(conn& c, upload_state& st) {
-        request_head& head = request_access::head(req_);
+        bool may_drop = body.framing == body_framing::length && body.declared <= early_answer_drain &&
+                        body.declared <= limits_.max_body && !body.expects_continue;
         request_access::reset(req_);
-        bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
-        bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        bool close = body.context.close || serving_ == serving::until_stop || !may_drop;
         std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
-        response_access::lend_upload(res_, &st);
-        call_guarded([&] { router_.serve(req_, res_); },
-                     [&] {
-                         answer_internal_error();
-                     });
-        bool filled = response_access::upload(res_) == nullptr;
-        response_access::lend_upload(res_, nullptr);
-        if (filled && !res_.sent()) {
-            st.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
-            return true;
+        response_access::start(res_, writer_.batch(), time_.date, body.context.head_request, close, body.context.http10);
+        response_access::lend_body(res_, &body);
+        call_guarded([&] { router_.serve(req_, res_); }, [&] { answer_internal_error(); });
+        response_access::lend_body(res_, nullptr);
+        if (body.taker && !res_.sent()) {
+            body.context.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
+            return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
         }
-        st.abort();  // a handler that answered early owes nothing more
-        st.answer = upload_answer::given;
-        st.u = skiff::upload{};
+        body.taker.reset();
         if (!res_.sent()) res_.end();
         bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
-        if (SKIFF_UNLIKELY(reported)) report_upload(c, st, writer_.batch().size() - start);
-        if (!res_.closes_connection()) return true;
-        close_after_output(c, phase::draining);
-        return false;
-    }
-
-    // Gives the route the body bytes at data[0, len); returns those that were its body.
-    std::size_t feed_upload(conn& c, char* data, std::size_t len) {
-        upload_state& st = *c.stream->upload;
-        upload_feed r{len, upload_step::failed, parse_status::complete};
-        call_guarded([&] { r = st.feed(data, len); }, [] {});
-        if (r.step == upload_step::paused) r.step = wait_if_shared(st);
-        on_step(c, r.step, r.error);
-        return r.used;
-    }
-
-    void on_step(conn& c, upload_step step, parse_status error) {
-        upload_state& st = *c.stream->upload;
-        if (step == upload_step::paused) st.paused_at_ms = time_.now_ms;
-        if (step == upload_step::ended) end_upload(c);
-        if (step == upload_step::failed) fail_upload(c, error);
-    }
-
-    // shared: a connection is its worker's while it waits, so the worker waits for the resume
-    // (other workers serve the other connections); the other policies poll between events.
-    upload_step wait_if_shared(upload_state& st) {
-        if constexpr (!Set::hands_over_deferred) return upload_step::paused;
-        std::int64_t until = monotonic_ms() + opt_.body_timeout.count();
-        upload_step step = upload_step::paused;
-        while (step == upload_step::paused && monotonic_ms() < until) {
-            while (!st.resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
-            call_guarded([&] { step = st.offer_held(); }, [&] { step = upload_step::failed; });
+        if (SKIFF_UNLIKELY(reported)) report_late(c, body.context, writer_.batch().size() - start);
+        if (res_.closes_connection()) {  // a body too large to drop, or 100 Continue asked
+            close_after_output(c, phase::draining);
+            return len;
         }
-        return step == upload_step::paused ? upload_step::failed : step;
+        return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
+                                    len - head_len);
     }
 
-    // The last piece was taken: the route answers (unless it did early), and the connection
-    // goes on as after any request.
-    void end_upload(conn& c) {
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
-        c.state = c.stream->then;
-        c.stream.reset();
-        if (st->answer == upload_answer::given) return;
-        st->answer = upload_answer::given;
-        bool close = st->close || serving_ == serving::until_stop;
+    pending_body describe_body(conn& c) {
+        const request_head& head = request_access::head(req_);
+        pending_body body;
+        body.framing = c.parser.framing();
+        body.declared = head.content_length;
+        body.limits = limits_;
+        body.expects_continue = head.expect_continue;
+        body.context.head_request = head.verb == method::head;
+        body.context.http10 = head.version_minor == 0;
+        body.context.close = !head.keep_alive;
+        if (opt_.on_error || opt_.on_response) body.context.origin = request_access::origin_of(req_);  // for the hooks, later
+        return body;
+    }
+
+    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
+        c.parser.reset();
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker = std::move(taker);
+        c.state = phase::handed;
+        std::size_t used = c.stream->taker->begin(door_, c, body, data, len);
+        retired_.reset();
+        return used;
+    }
+
+    // A late answer (door::answer, a handed connection's), for a response hook: its request's
+    // head is gone by then, so its method and target are those kept in the context.
+    SKIFF_NOINLINE void report_late(conn& c, const answer_context& ctx, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.method = ctx.origin.method;
+        e.target = ctx.origin.target;
+        e.version = version_text(ctx.http10 ? 0 : 1);
+        report(c, e);
+    }
+
+    // What the door (handover.hpp) offers a taker, in the session's terms. Not templated on
+    // the policy in its interface, so the features behind it are compiled once.
+    class session_door final : public door {
+    public:
+        explicit session_door(session& s) noexcept : s_(s) {}
+
+        read_result read(connection& c) override {
+            ssize_t n = ::recv(c.fd, s_.scratch_.data(), s_.scratch_.capacity(), 0);
+            if (n > 0) return {read_outcome::got, s_.scratch_.data(), static_cast<std::size_t>(n)};
+            return {n < 0 && retry_later() ? read_outcome::retry : read_outcome::ended};
+        }
+        void write(std::string_view bytes) override { s_.writer_.batch().append(bytes.data(), bytes.size()); }
+        void watch(connection& c, std::uint8_t interest) override { s_.set_.watch(own(c), interest); }
+        void arm(connection& c, deadline_kind kind) override { s_.arm(own(c), kind); }
+        std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
+        const options& settings() const noexcept override { return s_.opt_; }
+        bool workers_wait() const noexcept override { return Set::hands_over_deferred; }
+        void finish(connection& c) override {
+            s_.retired_ = std::move(c.stream->taker);
+            c.state = c.stream->then;
+            c.stream.reset();
+        }
+        void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
+            s_.answer_late(own(c), ctx, fn);
+        }
+        void reject(connection& c, int status, rejection why) override {
+            s_.answer_error(own(c), status, phase::draining, why, {});
+        }
+        fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
+            conn& x = own(c);
+            if (takes_requests(x.state)) used += s_.serve(x, data + used, len - used);
+            s_.keep_tail(x, data, true, len, used);
+            return s_.after_write(x, s_.writer_.flush(x));
+        }
+        fate serve_waiting(connection& c) override {
+            conn& x = own(c);
+            if (takes_requests(x.state)) {
+                std::size_t len = x.in.size();
+                std::size_t used = s_.serve(x, x.in.data(), len);
+                s_.keep_tail(x, x.in.data(), false, len, used);
+            }
+            return s_.after_write(x, s_.writer_.flush(x));
+        }
+        fate close(connection& c) override { return s_.close(own(c)); }
+
+    private:
+        static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
+        session& s_;
+    };
+
+    // Answers a request whose head is gone, as a handler would (door::answer).
+    void answer_late(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
+        bool close = ctx.close || serving_ == serving::until_stop;
         std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
-        response_access::restore_fields(res_, st->head_fields);  // the chain's, held since the head
-        call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
+        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
+        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        call_guarded([&] { if (fn) fn(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         bool later = response_access::deferred(res_);  // reported when written, in on_answer
-        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_upload(c, *st, writer_.batch().size() - start);
-        if (response_access::streaming(res_)) start_stream(c, std::move(st->origin));
+        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
+        if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
         else if (later) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // An upload route's answer (early, or on_end's), for a response hook: its request's head is
-    // gone by then, so its method and target are those start_upload kept.
-    SKIFF_NOINLINE void report_upload(conn& c, const upload_state& st, std::size_t bytes) {
-        response_event e;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
-        e.method = st.origin.method;
-        e.target = st.origin.target;
-        e.version = version_text(st.http10 ? 0 : 1);
-        report(c, e);
-    }
-
-    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
-    // client the status (unless it was answered early), and the connection closes.
-    void fail_upload(conn& c, parse_status error) {
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
-        st->abort();
-        c.stream.reset();
-        c.state = phase::reading;
-        int status = error == parse_status::complete ? 500 : *http_status(error);
-        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
-        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining, why, {});
-        else close_after_output(c, phase::draining);
-    }
-
-    fate on_upload_readable(conn& c) {
-        if (c.stream->upload->paused()) return await_piece(c);
-        ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
-        if (n <= 0) {
-            if (n < 0 && retry_later()) return fate::open;
-            return close(c);  // the client went mid-body: on_abort
-        }
-        auto len = static_cast<std::size_t>(n);
-        std::size_t used = feed_upload(c, scratch_.data(), len);
-        if (takes_requests(c.state)) used += serve(c, scratch_.data() + used, len - used);
-        keep_tail(c, scratch_.data(), true, len, used);
-        return after_write(c, writer_.flush(c));
-    }
-
-    // Paused: read nothing, and look for the resume once a tick.
-    fate await_piece(conn& c) {
-        bool paused = c.stream->upload->paused();
-        set_.watch(c, paused ? watch_none : watch_read);
-        arm(c, paused ? deadline_kind::paused : deadline_kind::body);
-        return fate::open;
-    }
-
-    fate on_pause_tick(conn& c) {
-        upload_state& st = *c.stream->upload;
-        if (!st.resume_requested()) {
-            if (time_.now_ms - st.paused_at_ms >= opt_.body_timeout.count()) return close(c);
-            arm(c, deadline_kind::paused);
-            return fate::open;
-        }
-        upload_step step = upload_step::failed;
-        call_guarded([&] { step = st.offer_held(); }, [] {});
-        on_step(c, step, parse_status::complete);
-        if (takes_requests(c.state)) {
-            std::size_t len = c.in.size();
-            std::size_t used = serve(c, c.in.data(), len);
-            keep_tail(c, c.in.data(), false, len, used);
-        }
-        return after_write(c, writer_.flush(c));
     }
 
     // ---- deadlines ----------------------------------------------------------------------
@@ -9819,6 +10045,8 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
+    session_door door_{*this};
+    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;

@@ -59,7 +59,7 @@ class deferred;  // async/deferred.hpp
 
 namespace detail {
 struct response_access;
-struct upload_state;    // server/upload.hpp
+struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 
@@ -464,7 +464,7 @@ private:
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
-    detail::upload_state* upload_ = nullptr;      // lent while a streamed-body route runs
+    detail::pending_body* body_ = nullptr;        // lent while a route whose body is unread runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
     bool http10_ = false;     // the request was HTTP/1.0: no chunked coding
@@ -550,10 +550,10 @@ struct response_access {
         r.has_date_ = r.has_date_ || h.has_date;
     }
 
-    // Where a route that streams its body leaves what it returned (server/upload.hpp); null
-    // outside the session's call for such a route's head.
-    static void lend_upload(response& r, upload_state* u) noexcept { r.upload_ = u; }
-    static upload_state* upload(const response& r) noexcept { return r.upload_; }
+    // The body not read yet of the request being answered, where the route may take it
+    // (server/handover.hpp); null outside the session's call for such a route's head.
+    static void lend_body(response& r, pending_body* b) noexcept { r.body_ = b; }
+    static pending_body* body(const response& r) noexcept { return r.body_; }
 };
 
 } // namespace detail

@@ -5,7 +5,7 @@
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming, deferred or uploading.
+// `stream` is set exactly while the phase is streaming, deferred or handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -20,8 +20,8 @@
 //                                                     (reading, or waiting when requests wait; closing; draining)
 //   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
 //   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
-//   reading, body   --the route streams the body (server/upload.hpp)-->  uploading
-//   uploading       --the body's last piece taken, on_end answered--->  stream_state::then
+//   reading, body   --a route takes the unread body (handover.hpp)--->  handed
+//   handed          --the taker is done (door::finish)--------------->  stream_state::then
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -34,6 +34,7 @@
 #include "skiff/http/message_parser.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/server/handed.hpp"
 #include "skiff/server/timer_wheel.hpp"
 
 #include <cstddef>  // std::size_t
@@ -53,14 +54,14 @@ enum class phase : std::uint8_t {
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
     deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
-    uploading,  // the body goes to the route in pieces (stream_state::upload); read unless paused
+    handed,     // a feature runs the connection (stream_state::taker, handover.hpp)
 };
 
 // The phases in which the connection is read and its requests served.
 constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
 
 // Which deadline the connection's timer stands for.
-// paused: a streamed body's handler has not taken a piece; the deadline polls for its resume.
+// paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred, paused };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
@@ -68,10 +69,9 @@ enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, def
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
 struct deferred_state;
-struct upload_state;  // server/upload.hpp
 
-// A response body being streamed (response::stream), a file sent (response::file), or an answer deferred (response::defer):
-// allocated per such response only.
+// A response body being streamed (response::stream), a file sent (response::file), an answer
+// deferred (response::defer), or a connection handed to a feature: allocated per such only.
 struct stream_state {
     body_source source;
     stream_framing framing;
@@ -80,9 +80,8 @@ struct stream_state {
     deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
     bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
     std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
-    // uploading: what the route returned and where its body is (a deleter, since the type is
-    // complete only where uploads are: the session aborts it before the connection closes).
-    std::unique_ptr<upload_state, void (*)(upload_state*)> upload{nullptr, nullptr};
+    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
+    std::unique_ptr<handed> taker = nullptr;
     // streaming, where an error hook is set: the request, for the hook should the source throw.
     request_origin origin = {};
 };

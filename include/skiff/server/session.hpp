@@ -20,9 +20,10 @@
 // what was read stays in its tail, nothing more is read, and a readable event only tells
 // whether the client went (deferred_state::cancelled).
 //
-// Streamed request bodies (server/upload.hpp): where a route streams its body, the head is
-// acted on before any of the body is read (route_body()), and the body then goes to the
-// route's callbacks piece by piece as it is read (phase::uploading), not into `in`.
+// A route that takes its body unread (a streamed upload, server/upload.hpp) is run once the
+// head is in (route_body()); the connection is then handed to what it returned through the
+// door of handover.hpp (phase::handed), which knows nothing of uploads: the taker reads the
+// body itself and gives the connection back when it is done.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -45,12 +46,12 @@
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/handover.hpp"
 #include "skiff/server/hooks.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/loop_time.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/report.hpp"
-#include "skiff/server/upload.hpp"
 #include "skiff/server/writer.hpp"
 
 #include <chrono>        // std::chrono::steady_clock, for a response hook
@@ -58,15 +59,11 @@
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
 #include <optional>      // a stream's length
-#include <poll.h>        // poll: a shared worker's wait for a resume
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
 
 namespace skiff::detail {
-
-// Whether the connection an event handler was given is still there afterwards.
-enum class fate : std::uint8_t { open, closed };
 
 // While the server stops, every answer says Connection: close.
 enum class serving : std::uint8_t { normally, until_stop };
@@ -160,7 +157,7 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
-        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_pause_tick(c);
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_handed_deadline(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);
@@ -174,10 +171,10 @@ public:
 
     // stop() on a loop that owns its connections: idle ones close now; one with a request in
     // progress or output to write finishes that (with Connection: close), then closes.
-    // An upload finishes too (its answer says Connection: close), as any request in progress.
+    // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::uploading;
+        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -189,7 +186,7 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::uploading;
+        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::handed;
         if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
@@ -201,7 +198,7 @@ public:
     fate close(conn& c) {
         writer_.batch().clear();
         if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
-        if (c.stream && c.stream->upload) c.stream->upload->abort();
+        if (c.stream && c.stream->taker) c.stream->taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
         writer_.forget(c);
@@ -600,7 +597,7 @@ private:
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
         case phase::deferred: return await_answer(c);
-        case phase::uploading: return await_piece(c);
+        case phase::handed: return c.stream->taker->await(door_, c);
         }
         return fate::open;
     }
@@ -793,203 +790,163 @@ private:
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
-    // ---- streamed request bodies (server/upload.hpp) -------------------------------------
+    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
 
     SKIFF_NOINLINE fate on_other_readable(conn& c) {
         if (c.state == phase::lingering) return discard_input(c);
         if (c.state == phase::deferred) return on_deferred_readable(c);
-        return on_upload_readable(c);
+        fate f = c.stream->taker->on_readable(door_, c);
+        retired_.reset();  // a taker that finished during the event (door::finish)
+        return f;
     }
 
-    // A head that declares a body is in, at buf[0, head_size()): stream it if its route does;
-    // else go on buffering it (0 used: the next parse takes the body), as without streams.
+    SKIFF_NOINLINE fate on_handed_deadline(conn& c) {
+        fate f = c.stream->taker->on_deadline(door_, c);
+        retired_.reset();
+        return f;
+    }
+
+    // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
+    // route takes it unread; else go on buffering it (0 used: the next parse takes the body).
     SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
         request_head& head = request_access::head(req_);
-        if (router_.streams(head.verb, head.method_name, head.path)) return start_upload(c, buf, len);
+        if (router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
         if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
-    // Runs the route on the head; then streams the body to what it returned, or drops the body
-    // after an early answer. Returns the bytes used.
-    std::size_t start_upload(conn& c, char* buf, std::size_t len) {
-        request_head& head = request_access::head(req_);
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st(new upload_state, &upload_state::destroy);
-        st->framing = c.parser.framing();
-        st->left = head.content_length;
-        st->limits = limits_;
-        st->head_request = head.verb == method::head;
-        st->http10 = head.version_minor == 0;
-        st->close = !head.keep_alive;
-        if (opt_.on_error || opt_.on_response) st->origin = request_access::origin_of(req_);  // for the hooks, later
+    // Runs the route on the head with the body lent unread; it leaves a taker (the connection
+    // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
+    std::size_t offer_body(conn& c, char* buf, std::size_t len) {
+        pending_body body = describe_body(c);
         std::size_t head_len = c.parser.head_size();
-        bool expects = head.expect_continue;
-        if (!run_upload_route(c, *st)) return len;  // answered early, and closes: the rest is drained
-        if (st->answer == upload_answer::pending) st->limits.max_body = st->u.max_body;
-        bool too_large = st->framing == body_framing::length && st->left > st->limits.max_body;
-        if (st->answer == upload_answer::pending && expects && !too_large) {
-            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            writer_.batch().append(interim, sizeof interim - 1);
-        }
-        c.parser.reset();
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
-        c.stream->upload = std::move(st);
-        c.state = phase::uploading;
-        if (too_large) {
-            fail_upload(c, parse_status::content_too_large);  // before the body: no 100 Continue
-            return len;
-        }
-        return head_len + feed_upload(c, buf + head_len, len - head_len);
-    }
-
-    // The route's function, with st lent for its callbacks. False: it answered early and the
-    // connection closes after that answer (a body too large to drop, or 100 Continue asked).
-    bool run_upload_route(conn& c, upload_state& st) {
-        request_head& head = request_access::head(req_);
+        bool may_drop = body.framing == body_framing::length && body.declared <= early_answer_drain &&
+                        body.declared <= limits_.max_body && !body.expects_continue;
         request_access::reset(req_);
-        bool may_drop = st.framing == body_framing::length && st.left <= early_answer_drain && !head.expect_continue;
-        bool close = st.close || serving_ == serving::until_stop || !may_drop;
+        bool close = body.context.close || serving_ == serving::until_stop || !may_drop;
         std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, st.head_request, close, st.http10);
-        response_access::lend_upload(res_, &st);
-        call_guarded([&] { router_.serve(req_, res_); },
-                     [&] {
-                         answer_internal_error();
-                     });
-        bool filled = response_access::upload(res_) == nullptr;
-        response_access::lend_upload(res_, nullptr);
-        if (filled && !res_.sent()) {
-            st.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
-            return true;
+        response_access::start(res_, writer_.batch(), time_.date, body.context.head_request, close, body.context.http10);
+        response_access::lend_body(res_, &body);
+        call_guarded([&] { router_.serve(req_, res_); }, [&] { answer_internal_error(); });
+        response_access::lend_body(res_, nullptr);
+        if (body.taker && !res_.sent()) {
+            body.context.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
+            return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
         }
-        st.abort();  // a handler that answered early owes nothing more
-        st.answer = upload_answer::given;
-        st.u = skiff::upload{};
+        body.taker.reset();
         if (!res_.sent()) res_.end();
         bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
-        if (SKIFF_UNLIKELY(reported)) report_upload(c, st, writer_.batch().size() - start);
-        if (!res_.closes_connection()) return true;
-        close_after_output(c, phase::draining);
-        return false;
-    }
-
-    // Gives the route the body bytes at data[0, len); returns those that were its body.
-    std::size_t feed_upload(conn& c, char* data, std::size_t len) {
-        upload_state& st = *c.stream->upload;
-        upload_feed r{len, upload_step::failed, parse_status::complete};
-        call_guarded([&] { r = st.feed(data, len); }, [] {});
-        if (r.step == upload_step::paused) r.step = wait_if_shared(st);
-        on_step(c, r.step, r.error);
-        return r.used;
-    }
-
-    void on_step(conn& c, upload_step step, parse_status error) {
-        upload_state& st = *c.stream->upload;
-        if (step == upload_step::paused) st.paused_at_ms = time_.now_ms;
-        if (step == upload_step::ended) end_upload(c);
-        if (step == upload_step::failed) fail_upload(c, error);
-    }
-
-    // shared: a connection is its worker's while it waits, so the worker waits for the resume
-    // (other workers serve the other connections); the other policies poll between events.
-    upload_step wait_if_shared(upload_state& st) {
-        if constexpr (!Set::hands_over_deferred) return upload_step::paused;
-        std::int64_t until = monotonic_ms() + opt_.body_timeout.count();
-        upload_step step = upload_step::paused;
-        while (step == upload_step::paused && monotonic_ms() < until) {
-            while (!st.resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
-            call_guarded([&] { step = st.offer_held(); }, [&] { step = upload_step::failed; });
+        if (SKIFF_UNLIKELY(reported)) report_late(c, body.context, writer_.batch().size() - start);
+        if (res_.closes_connection()) {  // a body too large to drop, or 100 Continue asked
+            close_after_output(c, phase::draining);
+            return len;
         }
-        return step == upload_step::paused ? upload_step::failed : step;
+        return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
+                                    len - head_len);
     }
 
-    // The last piece was taken: the route answers (unless it did early), and the connection
-    // goes on as after any request.
-    void end_upload(conn& c) {
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
-        c.state = c.stream->then;
-        c.stream.reset();
-        if (st->answer == upload_answer::given) return;
-        st->answer = upload_answer::given;
-        bool close = st->close || serving_ == serving::until_stop;
+    pending_body describe_body(conn& c) {
+        const request_head& head = request_access::head(req_);
+        pending_body body;
+        body.framing = c.parser.framing();
+        body.declared = head.content_length;
+        body.limits = limits_;
+        body.expects_continue = head.expect_continue;
+        body.context.head_request = head.verb == method::head;
+        body.context.http10 = head.version_minor == 0;
+        body.context.close = !head.keep_alive;
+        if (opt_.on_error || opt_.on_response) body.context.origin = request_access::origin_of(req_);  // for the hooks, later
+        return body;
+    }
+
+    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
+        c.parser.reset();
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker = std::move(taker);
+        c.state = phase::handed;
+        std::size_t used = c.stream->taker->begin(door_, c, body, data, len);
+        retired_.reset();
+        return used;
+    }
+
+    // A late answer (door::answer, a handed connection's), for a response hook: its request's
+    // head is gone by then, so its method and target are those kept in the context.
+    SKIFF_NOINLINE void report_late(conn& c, const answer_context& ctx, std::size_t bytes) {
+        response_event e;
+        e.status = res_.status();
+        e.bytes_sent = bytes;
+        e.method = ctx.origin.method;
+        e.target = ctx.origin.target;
+        e.version = version_text(ctx.http10 ? 0 : 1);
+        report(c, e);
+    }
+
+    // What the door (handover.hpp) offers a taker, in the session's terms. Not templated on
+    // the policy in its interface, so the features behind it are compiled once.
+    class session_door final : public door {
+    public:
+        explicit session_door(session& s) noexcept : s_(s) {}
+
+        read_result read(connection& c) override {
+            ssize_t n = ::recv(c.fd, s_.scratch_.data(), s_.scratch_.capacity(), 0);
+            if (n > 0) return {read_outcome::got, s_.scratch_.data(), static_cast<std::size_t>(n)};
+            return {n < 0 && retry_later() ? read_outcome::retry : read_outcome::ended};
+        }
+        void write(std::string_view bytes) override { s_.writer_.batch().append(bytes.data(), bytes.size()); }
+        void watch(connection& c, std::uint8_t interest) override { s_.set_.watch(own(c), interest); }
+        void arm(connection& c, deadline_kind kind) override { s_.arm(own(c), kind); }
+        std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
+        const options& settings() const noexcept override { return s_.opt_; }
+        bool workers_wait() const noexcept override { return Set::hands_over_deferred; }
+        void finish(connection& c) override {
+            s_.retired_ = std::move(c.stream->taker);
+            c.state = c.stream->then;
+            c.stream.reset();
+        }
+        void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
+            s_.answer_late(own(c), ctx, fn);
+        }
+        void reject(connection& c, int status, rejection why) override {
+            s_.answer_error(own(c), status, phase::draining, why, {});
+        }
+        fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
+            conn& x = own(c);
+            if (takes_requests(x.state)) used += s_.serve(x, data + used, len - used);
+            s_.keep_tail(x, data, true, len, used);
+            return s_.after_write(x, s_.writer_.flush(x));
+        }
+        fate serve_waiting(connection& c) override {
+            conn& x = own(c);
+            if (takes_requests(x.state)) {
+                std::size_t len = x.in.size();
+                std::size_t used = s_.serve(x, x.in.data(), len);
+                s_.keep_tail(x, x.in.data(), false, len, used);
+            }
+            return s_.after_write(x, s_.writer_.flush(x));
+        }
+        fate close(connection& c) override { return s_.close(own(c)); }
+
+    private:
+        static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
+        session& s_;
+    };
+
+    // Answers a request whose head is gone, as a handler would (door::answer).
+    void answer_late(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
+        bool close = ctx.close || serving_ == serving::until_stop;
         std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, st->head_request, close, st->http10);
-        response_access::restore_fields(res_, st->head_fields);  // the chain's, held since the head
-        call_guarded([&] { if (st->u.on_end) st->u.on_end(res_); },
+        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
+        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        call_guarded([&] { if (fn) fn(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         bool later = response_access::deferred(res_);  // reported when written, in on_answer
-        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_upload(c, *st, writer_.batch().size() - start);
-        if (response_access::streaming(res_)) start_stream(c, std::move(st->origin));
+        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
+        if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
         else if (later) start_deferred(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // An upload route's answer (early, or on_end's), for a response hook: its request's head is
-    // gone by then, so its method and target are those start_upload kept.
-    SKIFF_NOINLINE void report_upload(conn& c, const upload_state& st, std::size_t bytes) {
-        response_event e;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
-        e.method = st.origin.method;
-        e.target = st.origin.target;
-        e.version = version_text(st.http10 ? 0 : 1);
-        report(c, e);
-    }
-
-    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
-    // client the status (unless it was answered early), and the connection closes.
-    void fail_upload(conn& c, parse_status error) {
-        std::unique_ptr<upload_state, void (*)(upload_state*)> st = std::move(c.stream->upload);
-        st->abort();
-        c.stream.reset();
-        c.state = phase::reading;
-        int status = error == parse_status::complete ? 500 : *http_status(error);
-        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
-        if (st->answer == upload_answer::pending) answer_error(c, status, phase::draining, why, {});
-        else close_after_output(c, phase::draining);
-    }
-
-    fate on_upload_readable(conn& c) {
-        if (c.stream->upload->paused()) return await_piece(c);
-        ssize_t n = ::recv(c.fd, scratch_.data(), scratch_.capacity(), 0);
-        if (n <= 0) {
-            if (n < 0 && retry_later()) return fate::open;
-            return close(c);  // the client went mid-body: on_abort
-        }
-        auto len = static_cast<std::size_t>(n);
-        std::size_t used = feed_upload(c, scratch_.data(), len);
-        if (takes_requests(c.state)) used += serve(c, scratch_.data() + used, len - used);
-        keep_tail(c, scratch_.data(), true, len, used);
-        return after_write(c, writer_.flush(c));
-    }
-
-    // Paused: read nothing, and look for the resume once a tick.
-    fate await_piece(conn& c) {
-        bool paused = c.stream->upload->paused();
-        set_.watch(c, paused ? watch_none : watch_read);
-        arm(c, paused ? deadline_kind::paused : deadline_kind::body);
-        return fate::open;
-    }
-
-    fate on_pause_tick(conn& c) {
-        upload_state& st = *c.stream->upload;
-        if (!st.resume_requested()) {
-            if (time_.now_ms - st.paused_at_ms >= opt_.body_timeout.count()) return close(c);
-            arm(c, deadline_kind::paused);
-            return fate::open;
-        }
-        upload_step step = upload_step::failed;
-        call_guarded([&] { step = st.offer_held(); }, [] {});
-        on_step(c, step, parse_status::complete);
-        if (takes_requests(c.state)) {
-            std::size_t len = c.in.size();
-            std::size_t used = serve(c, c.in.data(), len);
-            keep_tail(c, c.in.data(), false, len, used);
-        }
-        return after_write(c, writer_.flush(c));
     }
 
     // ---- deadlines ----------------------------------------------------------------------
@@ -1024,6 +981,8 @@ private:
     response res_;
     parse_limits limits_;
     std::size_t head_capacity_ = 0;
+    session_door door_{*this};
+    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
     serving serving_ = serving::normally;
     rejection outcome_ = rejection::none;  // the current answer's, for a response hook
     std::size_t loop_ = 0;

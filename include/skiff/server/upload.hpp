@@ -39,8 +39,8 @@
 // a larger or chunked one is answered with Connection: close and drained until the linger
 // deadline, as nginx's lingering close does.
 //
-// Not here: the reading itself (server/session.hpp), the multipart framing (http/multipart.hpp;
-// multipart_upload below connects the two).
+// Not here: the reading itself (server/session.hpp, through the door of server/handover.hpp),
+// the multipart framing (http/multipart.hpp; multipart_upload below connects the two).
 #ifndef SKIFF_SERVER_UPLOAD_HPP
 #define SKIFF_SERVER_UPLOAD_HPP
 
@@ -52,12 +52,17 @@
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/router/router.hpp"
+#include "skiff/server/handover.hpp"
+#include "skiff/server/loop_time.hpp"
+#include "skiff/server/options.hpp"
+#include "skiff/server/report.hpp"
 
 #include <atomic>       // a resume, from any thread
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
 #include <functional>   // std::function callbacks
 #include <memory>       // std::shared_ptr
+#include <poll.h>       // poll: a shared worker's wait for a resume
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
 #include <type_traits>  // what done is called with
@@ -71,7 +76,7 @@ enum class piece_status : std::uint8_t {
 };
 
 namespace detail {
-struct upload_state;
+class upload_state;
 struct upload_control {
     std::atomic<bool> resumed{false};
 };
@@ -107,7 +112,7 @@ public:
     }
 
 private:
-    friend struct detail::upload_state;
+    friend class detail::upload_state;
     std::shared_ptr<detail::upload_control> control_;
 };
 
@@ -116,11 +121,7 @@ using upload_handler = std::function<upload(request&, response&)>;
 
 namespace detail {
 
-// Declared bodies up to this are read and dropped after an early answer, keeping the connection.
-constexpr std::uint64_t early_answer_drain = 64 * 1024;
-
 enum class upload_step : std::uint8_t { more, paused, ended, failed };
-enum class upload_answer : std::uint8_t { pending, given };  // given: answered early, body dropped
 enum class body_progress : std::uint8_t { arriving, complete };
 
 struct upload_feed {
@@ -129,96 +130,187 @@ struct upload_feed {
     parse_status error = parse_status::complete;  // failed: the status to answer
 };
 
-// One streamed body in progress: the route's callbacks, where the body is, the piece in hand.
-struct upload_state {
-    skiff::upload u;
-    parse_limits limits;  // max_body bounds each chunk; max_header_bytes the trailers
-    body_framing framing = body_framing::length;
-    std::uint64_t left = 0;      // length: body bytes still to come
-    std::uint64_t received = 0;  // decoded body bytes so far
-    chunked_decoder chunked;
-    std::string held;            // a piece offered and not taken (paused)
-    body_progress progress = body_progress::arriving;
-    upload_answer answer = upload_answer::pending;
-    std::int64_t paused_at_ms = 0;
-    // What the answer needs of the request, whose head is gone by then.
-    bool head_request = false;
-    bool http10 = false;
-    bool close = false;
-    // The fields the chain wrote when the route took the body (middleware's, before and after
-    // next()), held out of the batch until on_end answers (response.hpp).
-    held_fields head_fields;
-    request_origin origin;  // where an error hook is set: the request, for a stream on_end starts
-
-    static void destroy(upload_state* s) noexcept { delete s; }
-
-    bool paused() const noexcept { return !held.empty(); }
-    bool resume_requested() noexcept {
-        return u.control_ && u.control_->resumed.exchange(false, std::memory_order_acq_rel);
+// One streamed body in progress, the taker of its handed connection (server/handover.hpp):
+// the route's callbacks, where the body is, the piece in hand.
+class upload_state final : public handed {
+public:
+    upload_state(skiff::upload u, const pending_body& body)
+        : u_(std::move(u)), limits_(body.limits), framing_(body.framing), left_(body.declared) {
+        limits_.max_body = u_.max_body;
     }
+
+    bool paused() const noexcept { return !held_.empty(); }
 
     // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
     upload_feed feed(char* data, std::size_t len) {
         std::size_t used = len;
         std::size_t n = 0;
-        if (framing == body_framing::length) {
-            n = len < left ? len : static_cast<std::size_t>(left);
+        if (framing_ == body_framing::length) {
+            n = len < left_ ? len : static_cast<std::size_t>(left_);
             used = n;
-            left -= n;
-            if (left == 0) progress = body_progress::complete;
+            left_ -= n;
+            if (left_ == 0) progress_ = body_progress::complete;
         } else {
             std::size_t end = 0;
-            parse_status s = chunked.decode(data, len, limits, end);
+            parse_status s = chunked_.decode(data, len, limits_, end);
             if (s != parse_status::incomplete && s != parse_status::complete) return {len, upload_step::failed, s};
-            n = chunked.take();
+            n = chunked_.take();
             if (s == parse_status::complete) {
                 used = end;
-                progress = body_progress::complete;
+                progress_ = body_progress::complete;
             }
         }
-        received += n;
-        if (received > u.max_body) return {used, upload_step::failed, parse_status::content_too_large};
+        received_ += n;
+        if (received_ > u_.max_body) return {used, upload_step::failed, parse_status::content_too_large};
         if (n != 0 && offer({data, n}) == piece_status::pause) {
-            held.assign(data, n);
+            held_.assign(data, n);
             return {used, upload_step::paused};
         }
         return {used, next_step()};
     }
 
-    // After a resume: the held piece again.
-    upload_step offer_held() {
-        if (offer(held) == piece_status::pause) return upload_step::paused;
-        held.clear();
-        return next_step();
+    // ---- handed (server/handover.hpp) ------------------------------------------------------
+
+    // 100 Continue if asked for and the body is not refused at once, then what came with the head.
+    std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) override {
+        context_ = std::move(body.context);
+        bool too_large = framing_ == body_framing::length && left_ > limits_.max_body;
+        if (too_large) {
+            fail(d, c, parse_status::content_too_large);  // before the body: no 100 Continue
+            return len;
+        }
+        if (body.expects_continue) {
+            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            d.write({interim, sizeof interim - 1});
+        }
+        return take(d, c, data, len);
+    }
+
+    fate on_readable(door& d, connection& c) override {
+        if (paused()) return await(d, c);
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);  // the client went mid-body: on_abort
+        std::size_t used = take(d, c, r.data, r.size);
+        return d.serve_after(c, r.data, r.size, used);
+    }
+
+    // Paused: a tick passed. Resumed: the held piece again, then the requests behind.
+    fate on_deadline(door& d, connection& c) override {
+        if (!resume_requested()) {
+            if (d.now_ms() - paused_at_ms_ >= d.settings().body_timeout.count()) return d.close(c);
+            d.arm(c, deadline_kind::paused);
+            return fate::open;
+        }
+        upload_step step = upload_step::failed;
+        call_guarded([&] { step = offer_held(); }, [] {});
+        on_step(d, c, step, parse_status::complete);
+        return d.serve_waiting(c);
+    }
+
+    // Paused: read nothing, and look for the resume once a tick.
+    fate await(door& d, connection& c) override {
+        d.watch(c, paused() ? watch_none : watch_read);
+        d.arm(c, paused() ? deadline_kind::paused : deadline_kind::body);
+        return fate::open;
     }
 
     // No answer is owed any more: the handler hears it once.
-    void abort() noexcept {
-        if (answer != upload_answer::pending || !u.on_abort) return;
-        std::function<void()> f = std::move(u.on_abort);
-        u.on_abort = nullptr;
+    void abandon() noexcept override {
+        if (!u_.on_abort) return;
+        std::function<void()> f = std::move(u_.on_abort);
+        u_.on_abort = nullptr;
         call_guarded([&] { f(); }, [] {});
     }
 
 private:
-    piece_status offer(std::string_view piece) { return u.on_piece ? u.on_piece(piece) : piece_status::taken; }
-    upload_step next_step() const noexcept {
-        return progress == body_progress::complete ? upload_step::ended : upload_step::more;
+    // Gives the route the body bytes at data[0, len); returns those that were its body.
+    std::size_t take(door& d, connection& c, char* data, std::size_t len) {
+        upload_feed r{len, upload_step::failed, parse_status::complete};
+        call_guarded([&] { r = feed(data, len); }, [] {});
+        if (r.step == upload_step::paused) r.step = wait_if_worker(d);
+        on_step(d, c, r.step, r.error);
+        return r.used;  // a local: the state may be finished by now
     }
+
+    void on_step(door& d, connection& c, upload_step step, parse_status error) {
+        if (step == upload_step::paused) paused_at_ms_ = d.now_ms();
+        if (step == upload_step::ended) end(d, c);
+        if (step == upload_step::failed) fail(d, c, error);
+    }
+
+    // shared: a connection is its worker's while it waits, so the worker waits for the resume
+    // (other workers serve the other connections); the other policies poll between events.
+    upload_step wait_if_worker(door& d) {
+        if (!d.workers_wait()) return upload_step::paused;
+        std::int64_t until = monotonic_ms() + d.settings().body_timeout.count();
+        upload_step step = upload_step::paused;
+        while (step == upload_step::paused && monotonic_ms() < until) {
+            while (!resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
+            call_guarded([&] { step = offer_held(); }, [&] { step = upload_step::failed; });
+        }
+        return step == upload_step::paused ? upload_step::failed : step;
+    }
+
+    // The last piece was taken: the route answers in on_end, and the connection goes on as
+    // after any request. finish() hands this state back to the session, which frees it once
+    // the event is over, so the answer may still use it.
+    void end(door& d, connection& c) {
+        d.finish(c);
+        d.answer(c, context_, u_.on_end);
+    }
+
+    // A malformed or too large body, or a callback that threw: the route hears on_abort, the
+    // client the status, and the connection closes.
+    void fail(door& d, connection& c, parse_status error) {
+        abandon();
+        d.finish(c);
+        int status = error == parse_status::complete ? 500 : *http_status(error);
+        rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
+        d.reject(c, status, why);
+    }
+
+    bool resume_requested() noexcept {
+        return u_.control_ && u_.control_->resumed.exchange(false, std::memory_order_acq_rel);
+    }
+
+    // After a resume: the held piece again.
+    upload_step offer_held() {
+        if (offer(held_) == piece_status::pause) return upload_step::paused;
+        held_.clear();
+        return next_step();
+    }
+
+    piece_status offer(std::string_view piece) { return u_.on_piece ? u_.on_piece(piece) : piece_status::taken; }
+    upload_step next_step() const noexcept {
+        return progress_ == body_progress::complete ? upload_step::ended : upload_step::more;
+    }
+
+    skiff::upload u_;
+    parse_limits limits_;  // max_body bounds each chunk; max_header_bytes the trailers
+    body_framing framing_;
+    std::uint64_t left_;         // length: body bytes still to come
+    std::uint64_t received_ = 0;  // decoded body bytes so far
+    chunked_decoder chunked_;
+    std::string held_;  // a piece offered and not taken (paused)
+    body_progress progress_ = body_progress::arriving;
+    std::int64_t paused_at_ms_ = 0;
+    answer_context context_;  // what on_end's answer needs of the request
 };
 
-// The router's handler for a streamed route. Run by the session with a state lent to the
-// response, it leaves the callbacks there; run for a request without a body (or with one
-// already buffered: a HEAD or a bodiless PUT), it calls them at once.
+// The router's handler for a streamed route. Run by the session with the unread body lent to
+// the response, it leaves its taker there (unless the route answered at once); run for a
+// request without a body (or with one already buffered: a HEAD or a bodiless PUT), it calls
+// the callbacks at once.
 inline handler upload_route(upload_handler fn) {
     return [fn = std::move(fn)](request& req, response& res) {
         upload u = fn(req, res);
-        if (res.sent()) return;
-        if (upload_state* slot = response_access::upload(res)) {
-            slot->u = std::move(u);
-            response_access::lend_upload(res, nullptr);  // tells the session it was filled
+        if (pending_body* body = response_access::body(res)) {
+            if (!res.sent()) body->taker = std::make_unique<upload_state>(std::move(u), *body);
+            else if (u.on_abort) call_guarded([&] { u.on_abort(); }, [] {});  // answered early: nothing owed
             return;
         }
+        if (res.sent()) return;
         if (!req.body().empty() && u.on_piece) (void)u.on_piece(req.body());
         if (u.on_end) u.on_end(res);
     };

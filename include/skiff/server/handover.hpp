@@ -1,0 +1,151 @@
+// The door through which the engine hands a connection to a feature, and back. The session
+// knows *that* a connection is handed (phase::handed), never to *what*: the feature's state
+// derives from `handed` and says what runs for the connection's events, and it asks the session
+// for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
+// code is compiled only into programs that use the feature, once, whatever the policy.
+//
+// Today streamed request bodies (server/upload.hpp) come through it, and so does the engine's
+// own small taker, body_drop below (an early answer's unread body).
+//
+//   the engine -> a handed connection           the handed connection -> the engine (door)
+//     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
+//     on_readable(door, c)         readable       write(s)                bytes into the batch
+//     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
+//     await(door, c)               output written finish(c)               back to serving requests
+//     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
+//                                                 reject(c, status, why)  an error answer, then close
+//                                                 serve_after(c, ...)     the requests behind it
+//                                                 close(c)
+//
+// Invariants: a connection is handed exactly while its phase is `handed`, and then
+// c.stream->taker holds the feature's state. finish() gives the state back to the session,
+// which frees it when the event that finished it is over (so a taker may finish itself and
+// return). abandon() runs once if the connection closes while it is handed; after finish() it
+// does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
+// or close(): the requests served behind it may finish another taker, which frees this one.
+#ifndef SKIFF_SERVER_HANDOVER_HPP
+#define SKIFF_SERVER_HANDOVER_HPP
+
+#include "skiff/http/parse_status.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/request_head.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/poller/poll_event.hpp"
+#include "skiff/server/connection.hpp"
+#include "skiff/server/handed.hpp"
+#include "skiff/server/hooks.hpp"
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <functional>   // a late answer's callback
+#include <memory>       // std::unique_ptr
+#include <string_view>  // std::string_view
+
+namespace skiff {
+struct options;
+}
+
+namespace skiff::detail {
+
+// What a late answer needs of its request, whose head is gone by the time it is written.
+struct answer_context {
+    bool head_request = false;
+    bool http10 = false;
+    bool close = false;       // the request asked to close
+    held_fields head_fields;  // what the chain set before the answer was put off (response.hpp)
+    request_origin origin;    // the method and target, kept where a hook may need them
+};
+
+// One read into the loop's scratch buffer: data[0, size) when `got`.
+enum class read_outcome : std::uint8_t { got, retry, ended };
+struct read_result {
+    read_outcome outcome;
+    char* data = nullptr;
+    std::size_t size = 0;
+};
+
+// A body not read yet, lent to the route that may take it (response_access::lend_body): the
+// route leaves its taker here. The session fills the rest.
+struct pending_body {
+    body_framing framing = body_framing::length;
+    std::uint64_t declared = 0;  // length framing: Content-Length
+    parse_limits limits;
+    bool expects_continue = false;
+    answer_context context;
+    std::unique_ptr<handed> taker;
+};
+
+// What the session that serves a handed connection offers it. Not a template, so that a
+// feature is compiled once, not once per policy.
+class door {
+public:
+    virtual read_result read(connection& c) = 0;
+    virtual void write(std::string_view bytes) = 0;
+    virtual void watch(connection& c, std::uint8_t interest) = 0;
+    virtual void arm(connection& c, deadline_kind kind) = 0;
+    virtual std::int64_t now_ms() const noexcept = 0;
+    virtual const options& settings() const noexcept = 0;
+    // Under the shared policy a connection is its worker's while that waits (workers_wait).
+    virtual bool workers_wait() const noexcept = 0;
+    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
+    // the current event is over.
+    virtual void finish(connection& c) = 0;
+    // Answers its request now, as a handler would (fn writes to the response; a stream or a
+    // deferred answer included); the head is ctx's.
+    virtual void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    // The server's own error answer; the connection then drains and closes.
+    virtual void reject(connection& c, int status, rejection why) = 0;
+    // After a read into scratch of which `used` bytes were taken: serve the requests behind
+    // (if the connection takes requests again), keep the tail, write.
+    virtual fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) = 0;
+    // The same for requests that waited in the connection's own buffer.
+    virtual fate serve_waiting(connection& c) = 0;
+    virtual fate close(connection& c) = 0;
+
+protected:
+    ~door() = default;
+};
+
+// Declared bodies up to this are read and dropped after an early answer, keeping the
+// connection; a larger or chunked one is drained until the close, as nginx does.
+constexpr std::uint64_t early_answer_drain = 64 * 1024;
+
+// The engine's own taker: the body of a request answered before it was read (a route that
+// streams its body answered at once: 401, 403, 507...), at most early_answer_drain, by length.
+class body_drop final : public handed {
+public:
+    explicit body_drop(std::uint64_t left) noexcept : left_(left) {}
+
+    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t len) override { return take(d, c, len); }
+
+    fate on_readable(door& d, connection& c) override {
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);
+        return d.serve_after(c, r.data, r.size, take(d, c, r.size));
+    }
+
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    fate await(door& d, connection& c) override {
+        d.watch(c, watch_read);
+        d.arm(c, deadline_kind::body);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {}
+
+private:
+    std::size_t take(door& d, connection& c, std::size_t len) {
+        std::size_t n = len < left_ ? len : static_cast<std::size_t>(left_);
+        left_ -= n;
+        if (left_ == 0) d.finish(c);
+        return n;
+    }
+
+    std::uint64_t left_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDOVER_HPP
