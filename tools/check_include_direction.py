@@ -5,7 +5,10 @@
 
 What it checks: every `#include "skiff/<part>/..."` in a header of part P names a part whose
 layer (LAYERS below) is lower than P's, or P itself. A header at the top (skiff/skiff.hpp and
-the other files directly under skiff/) may include anything. Exit 1 lists each upward arrow as
+the other files directly under skiff/) may include anything, except that the top has two
+kinds (TOP below): leaves below every part, which a part may include and which include no
+skiff header themselves (fwd.hpp, config.hpp, version.hpp), and umbrellas above every part,
+which no part includes (skiff.hpp, testing.hpp). Exit 1 lists each upward arrow as
 `path:line: <part> includes <part> (layer a <= b)`.
 What it does not: forward declarations (a name, not an include), the standard library, or the
 order of includes within a file.
@@ -41,6 +44,19 @@ KNOWN = {
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"skiff/([a-z_]+)/')
+TOP_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]skiff/([a-z_]+\.hpp)[">]')
+ANY_SKIFF_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]skiff/')
+
+# The files directly under skiff/: a leaf is below every part (a part may include it; it
+# includes no skiff header), an umbrella above every part (no part includes it). fwd.hpp is a
+# leaf so that a file that only declares handlers parses nothing else.
+TOP = {
+    "fwd.hpp": "leaf",
+    "config.hpp": "leaf",
+    "version.hpp": "leaf",
+    "skiff.hpp": "umbrella",
+    "testing.hpp": "umbrella",
+}
 
 
 def arrows(root):
@@ -54,6 +70,26 @@ def arrows(root):
             m = INCLUDE.match(line)
             if m and m.group(1) != part:
                 yield rel, number, part, m.group(1)
+
+
+def top_problems(root):
+    """A top-level file TOP does not know, a leaf that includes a skiff header, and a part
+    that includes an umbrella (or a top-level file TOP does not know)."""
+    for path in sorted((root / "skiff").glob("*.hpp")):
+        if path.name not in TOP:
+            yield f"skiff/{path.name}: top-level header with no kind in TOP"
+        elif TOP[path.name] == "leaf":
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if ANY_SKIFF_INCLUDE.match(line):
+                    yield f"skiff/{path.name}:{number}: a leaf includes a skiff header"
+    for path in sorted((root / "skiff").rglob("*.hpp")):
+        rel = path.relative_to(root).as_posix()
+        if len(rel.split("/")) < 3:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = TOP_INCLUDE.match(line)
+            if m and TOP.get(m.group(1)) != "leaf":
+                yield f"{rel}:{number}: a part includes the umbrella skiff/{m.group(1)}"
 
 
 def main():
@@ -71,6 +107,7 @@ def main():
             seen.add((rel, target))
             continue
         problems.append(f"{rel}:{number}: {part} includes {target} (layer {LAYERS[part]} <= {LAYERS[target]})")
+    problems += top_problems(args.root)
     for rel, target in sorted(set(KNOWN) - seen):
         problems.append(f"{rel}: no longer includes {target}: remove it from KNOWN")
     for p in problems:

@@ -1,11 +1,13 @@
 // skiff: a header-only HTTP/1.1 server for C++17. This umbrella includes the parts in
 // dependency order and nothing else; tools/amalgamate.py inlines them, in this order, into
-// single_include/skiff/skiff.hpp.
+// single_include/skiff/skiff.hpp. The test client is not here: <skiff/testing.hpp> adds it
+// (a program's own translation units do not parse it); <skiff/fwd.hpp> only declares.
 #ifndef SKIFF_SKIFF_HPP
 #define SKIFF_SKIFF_HPP
 
 #include "skiff/version.hpp"
 #include "skiff/config.hpp"
+#include "skiff/fwd.hpp"
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/detail/byte_buffer.hpp"
@@ -75,9 +77,6 @@
 #include "skiff/server/server.hpp"
 #include "skiff/async/deferred.hpp"
 #include "skiff/async/thread_pool.hpp"
-#include "skiff/testing/test_response.hpp"
-#include "skiff/testing/test_loop.hpp"
-#include "skiff/testing/test_client.hpp"
 #include "skiff/middleware/request_id.hpp"
 #include "skiff/middleware/cors.hpp"
 #include "skiff/middleware/security_headers.hpp"

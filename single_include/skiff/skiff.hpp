@@ -13,6 +13,7 @@
 //     }
 //
 // Build with -std=c++17 (add -pthread for skiff::sharded or skiff::shared servers).
+// The test client is in testing.hpp, declarations alone in fwd.hpp (both generated beside it).
 //
 // MIT License
 //
@@ -41,7 +42,8 @@
 // begin skiff/skiff.hpp
 // skiff: a header-only HTTP/1.1 server for C++17. This umbrella includes the parts in
 // dependency order and nothing else; tools/amalgamate.py inlines them, in this order, into
-// single_include/skiff/skiff.hpp.
+// single_include/skiff/skiff.hpp. The test client is not here: <skiff/testing.hpp> adds it
+// (a program's own translation units do not parse it); <skiff/fwd.hpp> only declares.
 #ifndef SKIFF_SKIFF_HPP
 #define SKIFF_SKIFF_HPP
 
@@ -114,6 +116,73 @@ inline constexpr bool debug_build = true;
 
 #endif // SKIFF_CONFIG_HPP
 // end skiff/config.hpp
+// begin skiff/fwd.hpp
+// Declarations of skiff's public types, for a file that only names them: a header that
+// declares handlers, middleware or the function that registers routes.
+//
+//   #include <skiff/fwd.hpp>
+//   void hello(skiff::request& req, skiff::response& res);
+//   void add_routes(skiff::server& app);
+//
+// The file that defines them, or calls a member, includes <skiff/skiff.hpp> (and
+// <skiff/testing.hpp> for the test client). Costs almost nothing to parse: it includes no
+// header at all, skiff's or the standard library's, so nothing it says may need one (no
+// enum with a fixed std:: type, no alias of a std:: template such as skiff::middleware).
+//
+// Invariants: each name is declared here in the namespace and with the class key of its
+// definition (tests/compile/fwd_declarations checks that every one is complete after
+// <skiff/skiff.hpp> and <skiff/testing.hpp>). The default template arguments and the aliases
+// of basic_server and basic_test_client are given here and only here (C++ allows a default
+// once); their defining headers include this file.
+#ifndef SKIFF_FWD_HPP
+#define SKIFF_FWD_HPP
+
+namespace skiff {
+
+// Threading policies (server/policy.hpp).
+struct single;
+struct sharded;
+struct shared;
+
+// The server and what it is configured with (server/server.hpp, server/options.hpp).
+template <class Policy = single>
+class basic_server;
+using server = basic_server<single>;
+struct options;
+
+// A handler's arguments (http/request.hpp, http/response.hpp) and a middleware's third one
+// (server/middleware.hpp).
+class request;
+class response;
+class next;
+
+// Answering later, pushing, and work off the loop (async/).
+class loop_ref;
+class deferred;
+class push_stream;
+class sse_stream;
+class blocking_pool;
+
+// Streamed uploads (server/upload.hpp), cookies (http/cookie.hpp), observers (server/hooks.hpp),
+// what route registration throws (router/route_error.hpp).
+class upload;
+class set_cookie;
+struct response_event;
+struct route_error;
+
+namespace testing {
+
+// The test client (testing/test_client.hpp, testing/test_response.hpp; <skiff/testing.hpp>).
+template <class Policy = single>
+class basic_test_client;
+using test_client = basic_test_client<single>;
+struct test_response;
+
+} // namespace testing
+} // namespace skiff
+
+#endif // SKIFF_FWD_HPP
+// end skiff/fwd.hpp
 // begin skiff/detail/ascii.hpp
 // Character classes of RFC 9110/9112 as 256-entry tables, and case-insensitive comparison.
 // Pure and constexpr: every table is checked against its grammar, byte by byte, in tests.
@@ -11858,9 +11927,9 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 
 namespace skiff {
 
-class loop_ref;  // async/deferred.hpp
-
-template <class Policy = single>
+// Declared in fwd.hpp with its default, Policy = single, and the alias server =
+// basic_server<single>; loop_ref is defined in async/deferred.hpp.
+template <class Policy>
 class basic_server {
     static_assert(detail::is_policy<Policy>,
                   "skiff::basic_server<Policy>: Policy must be skiff::single, skiff::sharded or skiff::shared, "
@@ -12150,8 +12219,6 @@ private:
     listening listening_ = listening::none;
     std::shared_ptr<metrics_type> metrics_;  // set by serve_metrics only
 };
-
-using server = basic_server<single>;
 
 } // namespace skiff
 
@@ -12676,549 +12743,6 @@ private:
 
 #endif // SKIFF_ASYNC_THREAD_POOL_HPP
 // end skiff/async/thread_pool.hpp
-// begin skiff/testing/test_response.hpp
-// One HTTP/1.1 response as the test client read it off the wire: status, reason, header
-// fields in the order sent, the body with any chunked framing removed, and the exact bytes.
-// read_response() takes the next one from a stream of bytes, the way a client would: the body
-// framed by Transfer-Encoding: chunked, then Content-Length, else (a close-delimited body) by
-// the end of the stream; none for 1xx, 204, 304 and an answer to HEAD.
-//
-// It is a checker's parser, not a hardened one: it reads what skiff writes, and calls
-// anything else malformed rather than guessing.
-#ifndef SKIFF_TESTING_TEST_RESPONSE_HPP
-#define SKIFF_TESTING_TEST_RESPONSE_HPP
-
-
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
-#include <string>       // owned copies of what was read
-#include <string_view>  // std::string_view
-#include <utility>      // std::pair, std::move
-#include <vector>       // the header fields
-
-namespace skiff::testing {
-
-struct test_response {
-    int status = 0;  // 0: no complete response was there
-    std::string reason;
-    std::vector<std::pair<std::string, std::string>> headers;  // as sent, in order
-    std::string body;  // dechunked
-    std::string raw;   // the exact bytes: status line, head and framed body
-
-    explicit operator bool() const noexcept { return status != 0; }
-
-    // The first field named `name` (any case); "" when there is none.
-    std::string_view header(std::string_view name) const noexcept {
-        for (auto& [n, v] : headers)
-            if (same_name(n, name)) return v;
-        return {};
-    }
-    bool has_header(std::string_view name) const noexcept {
-        for (auto& [n, v] : headers)
-            if (same_name(n, name)) return true;
-        return false;
-    }
-
-private:
-    static bool same_name(std::string_view a, std::string_view b) noexcept {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (detail::to_lower(a[i]) != detail::to_lower(b[i])) return false;
-        return true;
-    }
-};
-
-// What the request was, where it decides whether the response has a body.
-enum class answer_to : std::uint8_t { other, head };
-
-// Whether the stream read so far holds a whole response.
-enum class read_state : std::uint8_t { complete, incomplete, malformed };
-
-// Whether more bytes may still come (a close-delimited body ends with the stream).
-enum class stream_end : std::uint8_t { open, closed };
-
-namespace reading {
-
-inline int hex_digit(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// A chunk size; false when it is empty, too long or not hex.
-inline bool to_chunk_size(std::string_view s, std::size_t& v) noexcept {
-    v = 0;
-    if (s.empty() || s.size() > 15) return false;
-    for (char c : s) {
-        int d = hex_digit(c);
-        if (d < 0) return false;
-        v = v * 16 + static_cast<std::size_t>(d);
-    }
-    return true;
-}
-
-inline bool to_size(std::string_view s, std::size_t& v) noexcept {
-    v = 0;
-    if (s.empty() || s.size() > 18) return false;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        v = v * 10 + static_cast<std::size_t>(c - '0');
-    }
-    return true;
-}
-
-inline std::string_view trimmed(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
-// "HTTP/1.1 200 OK\r\n" and the fields up to the empty line; the head's length, or 0.
-inline read_state read_head(std::string_view in, test_response& r, std::size_t& head_len) {
-    std::size_t end = in.find("\r\n\r\n");
-    if (end == std::string_view::npos) return read_state::incomplete;
-    head_len = end + 4;
-    std::string_view line = in.substr(0, in.find("\r\n"));
-    if (line.size() < 12 || line.substr(0, 5) != "HTTP/" || line[8] != ' ') return read_state::malformed;
-    std::size_t code = 0;
-    if (!to_size(line.substr(9, 3), code) || (line.size() > 12 && line[12] != ' ')) return read_state::malformed;
-    r.status = static_cast<int>(code);
-    r.reason = std::string(line.size() > 13 ? line.substr(13) : std::string_view{});
-    for (std::size_t at = line.size() + 2; at < end + 2;) {
-        std::size_t eol = in.find("\r\n", at);
-        std::string_view field = in.substr(at, eol - at);
-        std::size_t colon = field.find(':');
-        if (colon == std::string_view::npos || colon == 0) return read_state::malformed;
-        r.headers.emplace_back(std::string(field.substr(0, colon)), std::string(trimmed(field.substr(colon + 1))));
-        at = eol + 2;
-    }
-    return read_state::complete;
-}
-
-// The chunks from `at` on into r.body; the framed body's length in `used`.
-inline read_state read_chunked(std::string_view in, std::size_t at, test_response& r, std::size_t& used) {
-    std::size_t start = at;
-    for (;;) {
-        std::size_t eol = in.find("\r\n", at);
-        if (eol == std::string_view::npos) return read_state::incomplete;
-        std::string_view size_text = in.substr(at, eol - at);
-        size_text = trimmed(size_text.substr(0, size_text.find(';')));
-        std::size_t size = 0;
-        if (!to_chunk_size(size_text, size)) return read_state::malformed;
-        at = eol + 2;
-        if (size == 0) break;
-        if (in.size() < at + size + 2) return read_state::incomplete;
-        if (in.substr(at + size, 2) != "\r\n") return read_state::malformed;
-        r.body.append(in.substr(at, size));
-        at += size + 2;
-    }
-    for (;;) {  // trailer fields, up to the empty line
-        std::size_t eol = in.find("\r\n", at);
-        if (eol == std::string_view::npos) return read_state::incomplete;
-        bool empty_line = eol == at;
-        at = eol + 2;
-        if (empty_line) break;
-    }
-    used = at - start;
-    return read_state::complete;
-}
-
-inline bool has_no_body(int status, answer_to to) noexcept {
-    return to == answer_to::head || (status >= 100 && status < 200) || status == 204 || status == 304;
-}
-
-// The body after a head of head_len bytes, framed as the head and the request say.
-inline read_state read_body(std::string_view in, std::size_t head_len, answer_to to, stream_end end,
-                            test_response& r, std::size_t& body_len) {
-    body_len = 0;
-    if (has_no_body(r.status, to)) return read_state::complete;
-    if (!r.header("Transfer-Encoding").empty()) return read_chunked(in, head_len, r, body_len);
-    if (r.has_header("Content-Length")) {
-        if (!to_size(r.header("Content-Length"), body_len)) return read_state::malformed;
-        if (in.size() < head_len + body_len) return read_state::incomplete;
-        r.body = std::string(in.substr(head_len, body_len));
-        return read_state::complete;
-    }
-    if (end == stream_end::open) return read_state::incomplete;
-    body_len = in.size() - head_len;
-    r.body = std::string(in.substr(head_len));
-    return read_state::complete;
-}
-
-} // namespace reading
-
-// The response at the start of `in` into r, and its length in `used`; r is left empty unless
-// the response is complete. A body with neither length nor chunks runs to the end of the
-// stream, so it is complete only once the stream is closed.
-inline read_state read_response(std::string_view in, answer_to to, stream_end end, test_response& r,
-                                std::size_t& used) {
-    r = test_response{};
-    test_response got;
-    std::size_t head_len = 0;
-    read_state st = reading::read_head(in, got, head_len);
-    std::size_t body_len = 0;
-    if (st == read_state::complete) st = reading::read_body(in, head_len, to, end, got, body_len);
-    if (st != read_state::complete) return st;
-    used = head_len + body_len;
-    got.raw = std::string(in.substr(0, used));
-    r = std::move(got);
-    return st;
-}
-
-} // namespace skiff::testing
-
-#endif // SKIFF_TESTING_TEST_RESPONSE_HPP
-// end skiff/testing/test_response.hpp
-// begin skiff/testing/test_loop.hpp
-// The loop the test client steps by hand: skiff's own event loop and connection set (the same
-// session, parser, router, writer and timing wheel a server runs), on a clock that moves only
-// when the test says so and a wait that never blocks. Each turn() is one pass of the loop:
-// what the descriptors have ready, then the deadlines the clock has passed.
-//
-// It does not listen or accept: the test client hands it one end of a socketpair (admit). It
-// serves the single policy only, on the thread that calls it; nothing here starts a thread.
-// The Date line is fixed (fixed_date), so two runs of a test see the same bytes.
-//
-// The loop's services (loop_ref timers, options::deferred_timeout) follow the same clock:
-// advance() moves them too, and a timer's delay counts from the turn that took it in. Posted
-// tasks and deferred answers run on the next turn.
-#ifndef SKIFF_TESTING_TEST_LOOP_HPP
-#define SKIFF_TESTING_TEST_LOOP_HPP
-
-
-#include <chrono>        // std::chrono::milliseconds
-#include <cstdint>       // std::int64_t
-#include <ctime>         // std::time_t
-#include <system_error>  // std::error_code
-
-namespace skiff::testing {
-
-// Sun, 06 Nov 1994 08:49:37 GMT (RFC 9110's example date): the Date of every test response.
-inline constexpr std::time_t fixed_date = 784111777;
-
-} // namespace skiff::testing
-
-namespace skiff::detail {
-
-// A loop_time whose milliseconds are set by the test and whose Date never changes.
-struct manual_time : loop_time {
-    std::int64_t clock_ms = 0;
-
-    void tick() noexcept {
-        now_ms = clock_ms;
-        date.update(testing::fixed_date);
-    }
-    // Nothing outside the test moves this clock, so waiting could only hang the test.
-    static constexpr int wait_ms(int) noexcept { return 0; }
-    std::int64_t services_ms() const noexcept { return clock_ms; }
-};
-
-class test_loop {
-public:
-    using loop_type = event_loop<single, manual_time>;
-
-    test_loop(const options& opt, const router& routes) : opt_(opt), loop_(opt, routes, set_) {}
-    test_loop(const test_loop&) = delete;
-    test_loop& operator=(const test_loop&) = delete;
-    ~test_loop() { loop_.close_connections(); }
-
-    std::error_code open() {
-        if (auto ec = set_.open(loop_.time().clock_ms, tick_for(opt_))) return ec;
-        loop_.open();
-        return {};
-    }
-
-    // fd: a connected, non-blocking stream socket, from now on the loop's.
-    void admit(int fd) { loop_.admit(fd); }
-
-    // One pass of the loop; the events it served (0: nothing was ready), -1 if the wait failed.
-    int turn() { return loop_.turn(); }
-
-    void advance(std::chrono::milliseconds by) noexcept { loop_.time().clock_ms += by.count(); }
-    std::chrono::milliseconds now() noexcept { return std::chrono::milliseconds(loop_.time().clock_ms); }
-
-    std::size_t connections() const noexcept { return set_.size(); }
-    hub_anchor& anchor() noexcept { return set_.anchor(); }
-
-private:
-    const options& opt_;
-    local_set set_;  // before the loop, which serves it
-    loop_type loop_;
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_TESTING_TEST_LOOP_HPP
-// end skiff/testing/test_loop.hpp
-// begin skiff/testing/test_client.hpp
-// A test client for handlers, middleware, deadlines and pipelining, without a listening
-// socket or a thread: the routes a program registers on a server, served by skiff's own loop
-// (testing/test_loop.hpp) over a socketpair, stepped by hand on the calling thread.
-//
-//   skiff::testing::test_client client([](skiff::server& app) { add_routes(app); });
-//   auto r = client.get("/user/7");            // sends, serves until idle, reads the answer
-//   CHECK(r.status == 200);
-//   client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n");
-//   client.advance(std::chrono::seconds(11));  // the clock moves only here: deadlines and timers fire
-//
-// Every call that sends or moves the clock then serves until idle: the loop turns until a
-// turn finds nothing ready and brings no bytes either way. What the server wrote is kept
-// whole (raw_output) and read response by response (next_response). The Date header is fixed
-// (testing::fixed_date), so answers compare byte for byte.
-//
-// It does not: run the sharded or shared policies (the routes are the same under each; their
-// threading is tested with a real server) or wait for a thread that completes a deferred
-// answer: join it, then run(). The loop's services (loop_ref timers, deferred_timeout) follow
-// the test clock like the deadlines. Use client.loop(), not app().loop(): the
-// server object only holds the routes and options; it never listens.
-#ifndef SKIFF_TESTING_TEST_CLIENT_HPP
-#define SKIFF_TESTING_TEST_CLIENT_HPP
-
-
-#include <cerrno>        // EAGAIN and friends
-#include <chrono>        // std::chrono::milliseconds
-#include <cstddef>       // std::size_t
-#include <cstdint>       // std::uint8_t
-#include <cstdio>        // std::fprintf, without exceptions
-#include <cstdlib>       // std::abort, without exceptions
-#include <memory>        // std::unique_ptr: the loop is made on first use
-#include <stdexcept>     // std::runtime_error when no socketpair can be made
-#include <string>        // pending input, output
-#include <string_view>   // std::string_view
-#include <sys/socket.h>  // socketpair, recv
-#include <type_traits>   // std::enable_if_t, std::is_invocable_v
-#include <unistd.h>      // close
-#include <utility>       // std::move
-
-namespace skiff::detail {
-
-// No loop or no socketpair (descriptors ran out): the test cannot go on.
-#if SKIFF_HAS_EXCEPTIONS
-[[noreturn]] inline void fail_test_setup(const std::string& why) {
-    throw std::runtime_error("skiff test client: " + why);
-}
-#else
-[[noreturn]] inline void fail_test_setup(const std::string& why) {
-    std::fprintf(stderr, "skiff test client: %s\n", why.c_str());
-    std::abort();
-}
-#endif // SKIFF_HAS_EXCEPTIONS
-
-} // namespace skiff::detail
-
-namespace skiff::testing {
-
-template <class Policy = single>
-class basic_test_client {
-    static_assert(skiff::detail::is_single<Policy>,
-                  "skiff::testing::basic_test_client<Policy>: the test client steps one loop on the calling thread; "
-                  "use skiff::single (routes and handlers are the same under every policy)");
-
-public:
-    using server_type = basic_server<Policy>;
-
-    explicit basic_test_client(skiff::options opt = {}) : app_(std::move(opt)) {}
-    // setup(app()) registers the routes: the same function a program calls on its server.
-    template <class Setup, class = std::enable_if_t<std::is_invocable_v<Setup&, server_type&>>>
-    explicit basic_test_client(Setup&& setup, skiff::options opt = {}) : app_(std::move(opt)) {
-        setup(app_);
-    }
-    basic_test_client(const basic_test_client&) = delete;
-    basic_test_client& operator=(const basic_test_client&) = delete;
-    ~basic_test_client() { hang_up(); }
-
-    // Routes, middleware and options, before the first request.
-    server_type& app() noexcept { return app_; }
-
-    // ---- sending: each serves until idle afterwards --------------------------------------
-
-    // The bytes exactly as given (several requests, half of one, garbage).
-    basic_test_client& send(std::string_view bytes) {
-        connect_once();
-        unsent_.append(bytes);
-        run();
-        return *this;
-    }
-    // A request with Host and, for a body, Content-Length; then the next response.
-    test_response get(std::string_view target) { return request("GET", target); }
-    test_response post(std::string_view target, std::string_view body, std::string_view content_type = "text/plain") {
-        return request("POST", target, body, content_type);
-    }
-    test_response request(std::string_view method, std::string_view target, std::string_view body = {},
-                          std::string_view content_type = {}) {
-        std::string r = std::string(method) + " " + std::string(target) + " HTTP/1.1\r\nHost: test\r\n";
-        if (!content_type.empty()) r += "Content-Type: " + std::string(content_type) + "\r\n";
-        if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH")
-            r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-        r += "\r\n";
-        r += body;
-        send(r);
-        return next_response(method == "HEAD" ? answer_to::head : answer_to::other);
-    }
-
-    // ---- time and stepping ---------------------------------------------------------------
-
-    // Moves the clock on, then serves until idle: the deadlines it passed fire (a deadline
-    // fires up to one wheel tick, a tenth of the shortest, after its time; never before).
-    void advance(std::chrono::milliseconds by) {
-        open_loop();
-        loop_->advance(by);
-        run();
-    }
-    std::chrono::milliseconds now() {
-        open_loop();
-        return loop_->now();
-    }
-
-    // Turns the loop until a turn finds nothing to do. For answers completed since the last
-    // call (a deferred answer the test completed, a task posted to the loop).
-    void run() {
-        open_loop();
-        for (std::size_t i = 0; i < max_turns; ++i)
-            if (step() == progress::idle) return;
-    }
-
-    // ---- what came back ------------------------------------------------------------------
-
-    // The next complete response not yet returned, or one whose status is 0 (false) when
-    // there is none (yet). answer_to::head: it answers a HEAD request, so it has no body.
-    test_response next_response(answer_to to = answer_to::other) {
-        test_response r;
-        std::size_t used = 0;
-        stream_end end = link_ == link::closed_by_server ? stream_end::closed : stream_end::open;
-        std::string_view rest = std::string_view(output_).substr(read_at_);
-        if (read_response(rest, to, end, r, used) != read_state::complete) return {};
-        read_at_ += used;
-        return r;
-    }
-    // Every byte the server wrote on this connection, exactly.
-    const std::string& raw_output() const noexcept { return output_; }
-    // The server closed this connection (its end reads EOF or reset).
-    bool closed() const noexcept { return link_ == link::closed_by_server; }
-    // Connections the server holds open.
-    std::size_t connections() const noexcept { return loop_ ? loop_->connections() : 0; }
-
-    // From now on the client takes nothing more off its socket, as a client that stops
-    // reading: the server's writes stall once the socket buffers fill, and its write deadline
-    // (options::write_timeout) runs. What came back until now stays readable. A server close
-    // is then not seen by closed(); connections() says whether the server still holds it.
-    // reconnect() reads again.
-    void stop_reading() noexcept { reading_ = reading::stopped; }
-
-    // Drops this connection (the server sees the client go) and opens a fresh one: output,
-    // unsent bytes and the read position start again.
-    void reconnect() {
-        hang_up();
-        connect_once();
-    }
-
-    // The loop's services: post work and set timers on the loop the client steps.
-    template <class Loop = skiff::loop_ref>
-    Loop loop() {
-        open_loop();
-        return Loop(loop_->anchor());
-    }
-
-private:
-    enum class link : std::uint8_t { none, open, closed_by_server };
-    enum class progress : std::uint8_t { some, idle };
-    enum class reading : std::uint8_t { on, stopped };
-
-    static constexpr std::size_t max_turns = 100000;        // a handler that never goes idle
-    static constexpr std::size_t max_output = 64u << 20;     // past this the client stops reading
-
-    void open_loop() {
-        if (loop_) return;
-        loop_ = std::make_unique<skiff::detail::test_loop>(app_.settings(), app_.router());
-        if (auto ec = loop_->open()) skiff::detail::fail_test_setup(ec.message());
-    }
-
-    void connect_once() {
-        open_loop();
-        if (link_ != link::none) return;
-        int fds[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
-            skiff::detail::fail_test_setup("socketpair: " + skiff::detail::last_errno().message());
-        for (int fd : fds) {
-            skiff::detail::set_nonblocking(fd);
-            skiff::detail::set_cloexec(fd);
-            skiff::detail::prepare_connection(fd, skiff::detail::transport::local);
-        }
-        fd_ = fds[0];
-        link_ = link::open;
-        loop_->admit(fds[1]);
-    }
-
-    // One turn of the loop between a write of what is unsent and a read of what came back.
-    progress step() {
-        bool moved = write_some();
-        int events = loop_->turn();
-        moved = read_some() || moved;
-        return events > 0 || moved ? progress::some : progress::idle;
-    }
-
-    bool write_some() {
-        if (link_ != link::open || sent_ == unsent_.size()) return false;
-        ssize_t n = skiff::detail::send_some(fd_, unsent_.data() + sent_, unsent_.size() - sent_);
-        if (n <= 0) return false;  // full until the server reads; or closed, which read_some sees
-        sent_ += static_cast<std::size_t>(n);
-        if (sent_ == unsent_.size()) forget_sent();
-        return true;
-    }
-    void forget_sent() noexcept {
-        unsent_.clear();
-        sent_ = 0;
-    }
-
-    bool read_some() {
-        if (link_ != link::open || reading_ == reading::stopped || output_.size() >= max_output) return false;
-        char buf[16384];
-        bool got = false;
-        for (;;) {
-            ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-            if (n > 0) {
-                output_.append(buf, static_cast<std::size_t>(n));
-                got = true;
-                continue;
-            }
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return got;
-            link_ = link::closed_by_server;  // EOF, or reset
-            return true;
-        }
-    }
-
-    // The client goes: the server reads EOF and closes its end on the next turn.
-    void hang_up() {
-        if (link_ != link::none) {
-            ::close(fd_);
-            link_ = link::none;
-            if (loop_) run();
-        }
-        fd_ = -1;
-        forget_sent();
-        output_.clear();
-        read_at_ = 0;
-        reading_ = reading::on;
-    }
-
-    server_type app_;
-    std::unique_ptr<skiff::detail::test_loop> loop_;
-    int fd_ = -1;
-    link link_ = link::none;
-    reading reading_ = reading::on;
-    std::string unsent_;  // what send() was given, from sent_ on not yet taken by the socket
-    std::size_t sent_ = 0;
-    std::string output_;
-    std::size_t read_at_ = 0;
-};
-
-using test_client = basic_test_client<single>;
-
-} // namespace skiff::testing
-
-#endif // SKIFF_TESTING_TEST_CLIENT_HPP
-// end skiff/testing/test_client.hpp
 // begin skiff/middleware/request_id.hpp
 // The request id built-in: each request gets an id, sent back as X-Request-Id and visible to
 // the handler as current_request_id(req).

@@ -3,6 +3,8 @@
 // requests), body, write stall and linger. The times are exact and nothing sleeps. The same
 // deadlines on the real clock, under every policy, are in tests/system/deadlines_wall_clock.cpp
 // (run by the system preset), since waiting for them here would cost every preset's run.
+#include <skiff/testing.hpp>
+
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>

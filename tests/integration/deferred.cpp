@@ -2,6 +2,8 @@
 // handler author see them: answers from other threads, in request order, exactly once; the
 // server's 500 for a dropped handle and 503 at the deadline; handles whose connection went;
 // push streams with their bound; run-on-loop, timers and watched descriptors.
+#include <skiff/testing.hpp>
+
 #include "support/dechunk.hpp"
 #include "support/loopback.hpp"
 #include "support/parked.hpp"

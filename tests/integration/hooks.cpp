@@ -3,6 +3,8 @@
 // a bad request line and for a bad header, 413, 431, 408, the 503 at the connection limit)
 // with their reasons, sizes and the peer; the access log writes parseable CLF and JSON lines;
 // the metrics page counts what was served.
+#include <skiff/testing.hpp>
+
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>

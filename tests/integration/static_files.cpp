@@ -2,6 +2,8 @@
 // sendfile), HEAD, the conditional requests (304 both ways, If-Range both ways), ranges (206
 // in three forms, 416), directories (index.html, 301), precompressed siblings with Vary,
 // every way out of root refused, and a file answer pipelined in order before a small one.
+#include <skiff/testing.hpp>
+
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>

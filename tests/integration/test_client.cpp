@@ -1,7 +1,7 @@
 // The public test client (skiff/testing/test_client.hpp), used as a user would: routes from a
 // setup function, requests as bytes or built, the clock moved by hand, answers compared byte
 // for byte. No listening socket, no thread, no sleeping.
-#include <skiff/skiff.hpp>
+#include <skiff/testing.hpp>
 
 #include <doctest/doctest.h>
 

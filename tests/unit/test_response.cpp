@@ -3,7 +3,7 @@
 // Only the part under test (a unit test compiles in about a second); the single-header
 // configuration has no parts on its include path, so there it takes the whole file.
 #ifdef SKIFF_TEST_SINGLE_HEADER
-#include <skiff/skiff.hpp>
+#include <skiff/testing.hpp>
 #else
 #include <skiff/testing/test_response.hpp>
 #endif

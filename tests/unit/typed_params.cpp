@@ -1,7 +1,7 @@
 // Typed route parameters and query values (request::param_as / query_as, require_param /
 // require_query): whole decimal integers in range or nothing, and a clear 400 from the
 // require_ forms. Served through the test client: no socket, no thread.
-#include <skiff/skiff.hpp>
+#include <skiff/testing.hpp>
 
 #include <doctest/doctest.h>
 

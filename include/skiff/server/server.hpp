@@ -18,6 +18,7 @@
 #include "skiff/detail/call_chain.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/files/serve_dir.hpp"
+#include "skiff/fwd.hpp"
 #include "skiff/platform/listen_error.hpp"
 #include "skiff/platform/listener.hpp"
 #include "skiff/platform/socket.hpp"
@@ -46,9 +47,9 @@
 
 namespace skiff {
 
-class loop_ref;  // async/deferred.hpp
-
-template <class Policy = single>
+// Declared in fwd.hpp with its default, Policy = single, and the alias server =
+// basic_server<single>; loop_ref is defined in async/deferred.hpp.
+template <class Policy>
 class basic_server {
     static_assert(detail::is_policy<Policy>,
                   "skiff::basic_server<Policy>: Policy must be skiff::single, skiff::sharded or skiff::shared, "
@@ -338,8 +339,6 @@ private:
     listening listening_ = listening::none;
     std::shared_ptr<metrics_type> metrics_;  // set by serve_metrics only
 };
-
-using server = basic_server<single>;
 
 } // namespace skiff
 

@@ -23,6 +23,7 @@
 
 #include "skiff/async/deferred.hpp"
 #include "skiff/config.hpp"
+#include "skiff/fwd.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/options.hpp"
 #include "skiff/server/policy.hpp"
@@ -63,7 +64,8 @@ namespace skiff::detail {
 
 namespace skiff::testing {
 
-template <class Policy = single>
+// Declared in fwd.hpp with its default, Policy = single, and the alias test_client.
+template <class Policy>
 class basic_test_client {
     static_assert(skiff::detail::is_single<Policy>,
                   "skiff::testing::basic_test_client<Policy>: the test client steps one loop on the calling thread; "
@@ -266,8 +268,6 @@ private:
     std::string output_;
     std::size_t read_at_ = 0;
 };
-
-using test_client = basic_test_client<single>;
 
 } // namespace skiff::testing
 
