@@ -3711,6 +3711,7 @@ struct response_access;
 struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
+class handed;           // server/handed.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -4112,7 +4113,8 @@ private:
     std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
-    detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
+    detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
+    detail::handed* taker_ = nullptr;  // set by defer(): what the connection is handed to; the loop takes it
     detail::pending_body* body_ = nullptr;        // lent while a route whose body is unread runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
@@ -4144,7 +4146,9 @@ struct response_access {
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
         r.file_.reset();
-        r.deferred_ = nullptr;  // a handler that deferred, then threw: its handle answers nothing
+        // A handler that deferred, then threw: its handle answers nothing. Its taker is the
+        // loop's to drop (take_taker), as only the loop knows the type.
+        r.deferred_ = nullptr;
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
@@ -4154,13 +4158,19 @@ struct response_access {
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
     static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
-    // The answer defer() handed out, once; null for any other response.
-    static deferred_state* take_deferred(response& r) noexcept {
-        deferred_state* d = r.deferred_;
+    // What the handler handed the connection to (defer()), once; null for any other response.
+    // The caller owns it from then on.
+    static handed* take_taker(response& r) noexcept {
+        handed* t = r.taker_;
+        r.taker_ = nullptr;
         r.deferred_ = nullptr;
-        return d;
+        return t;
     }
-    static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+    static bool hands_over(const response& r) noexcept { return r.taker_ != nullptr; }
+    static void hand_over(response& r, deferred_state* s, handed* t) noexcept {
+        r.deferred_ = s;
+        r.taker_ = t;
+    }
     // The answer defer() handed out, left in place (middleware that must outlive the handler).
     static deferred_state* pending_deferred(response& r) noexcept { return r.deferred_; }
 
@@ -6839,9 +6849,10 @@ inline std::int64_t tick_for(const options& o) noexcept {
 // end skiff/server/loop_time.hpp
 // begin skiff/server/loop_hub.hpp
 // What a loop and its deferred answers share, as interfaces only: the state of one deferred
-// answer (deferred_state), the loop's side of applying it (loop_context, implemented by
-// event_loop), and the hub that carries work to the loop from other threads (loop_hub,
-// implemented by async/hub.hpp).
+// answer (deferred_state), the loop's side (loop_context, implemented by event_loop: it runs a
+// handed connection's turn through the session's door, knowing nothing of answers), and the
+// hub that carries work to the loop from other threads (loop_hub, implemented by
+// async/hub.hpp). The code that applies an answer is async/answer_wait.hpp's.
 //
 // It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
 // which a program instantiates only by deferring or by asking a server for its loop. So the
@@ -6858,6 +6869,56 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #ifndef SKIFF_SERVER_LOOP_HUB_HPP
 #define SKIFF_SERVER_LOOP_HUB_HPP
 
+// begin skiff/server/handed.hpp
+// What a feature that takes a connection over implements (server/handover.hpp has the door it
+// is given and the whole protocol), and the fate every event handler returns. Kept apart from
+// handover.hpp so that a connection (connection.hpp) can own a handed state by its base.
+#ifndef SKIFF_SERVER_HANDED_HPP
+#define SKIFF_SERVER_HANDED_HPP
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+namespace skiff::detail {
+
+struct connection;
+struct pending_body;
+class door;
+class loop_context;
+
+// Whether the connection an event handler was given is still there afterwards.
+enum class fate : std::uint8_t { open, closed };
+
+// A feature's state for one handed connection.
+class handed {
+public:
+    virtual ~handed() = default;
+    // The head was acted on (body says what it declared); data[0, len) followed it in the
+    // same read. Returns the bytes that were the taker's (the rest are the next request's).
+    virtual std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) = 0;
+    virtual fate on_readable(door& d, connection& c) = 0;
+    virtual fate on_deadline(door& d, connection& c) = 0;
+    // Output written (or none): what to wait for next.
+    virtual fate await(door& d, connection& c) = 0;
+    // The connection closes while handed (the client went, the server stopped or shed it).
+    virtual void abandon() noexcept = 0;
+
+    // Output parked earlier was written, some or all (a taker that counts what the client has
+    // not taken yet).
+    virtual void on_sent(door& d, connection& c) = 0;
+    // Under the shared policy, once the event that handed c over is done: a taker whose
+    // connection waits on other threads takes it from the workers (true: the workers leave
+    // it alone until it is given back through loop_context); else it stays theirs.
+    virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
+    // Every taker implements every operation, even as nothing: a default here would leave
+    // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
+    // into programs that never make it (as loop_hub.hpp explains for the hub).
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDED_HPP
+// end skiff/server/handed.hpp
 // begin skiff/server/push_ledger.hpp
 // The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
 // in the order they stalled, and the bytes they hold together: what the session consults to
@@ -7058,15 +7119,22 @@ inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
     tell_if_drained(s);
 }
 
-// The loop's side, called by the hub on the thread that serves the connection.
+// The loop's side, called by the hub on the thread that serves the connection. It knows
+// nothing of answers: the feature's code (async/answer_wait.hpp) runs through the door of the
+// session that serves the connection, and the loop only settles the connection afterwards.
 class loop_context {
 public:
-    virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
-    virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
-    virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
-    virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
-    // stop_grace passed: 503 if not completed, else its push stream ends (docs/stopping.md)
-    virtual void end_for_stop(deferred_state& s) = 0;
+    using handed_call = fate (*)(door& d, connection& c, void* arg);
+    // Whether a deadline the shared policy's reaper found passed comes first (an event on the
+    // connection's socket), as for any event the loop serves.
+    enum class expiry : std::uint8_t { ignored, served_first };
+
+    // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
+    // and under shared c goes back to the workers once it is no longer handed.
+    virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
+    // The server stops: answers from now on say Connection: close (a stop the hub saw before
+    // this loop looked at the stop flag).
+    virtual void begin_stop() = 0;
 
 protected:
     ~loop_context() = default;
@@ -7148,7 +7216,7 @@ struct hub_anchor {
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming, deferred or handed.
+// `stream` is set exactly while the phase is streaming or handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -7161,10 +7229,10 @@ struct hub_anchor {
 //   waiting         --the client took the output: serve what waited-->  reading
 //   streaming       --body complete---------------------------------->  stream_state::then
 //                                                     (reading, or waiting when requests wait; closing; draining)
-//   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
-//   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
-//   reading, body   --a route takes the unread body (handover.hpp)--->  handed
-//   handed          --the taker is done (door::finish)--------------->  stream_state::then
+//   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
+//                     answers later (handover.hpp: the door)
+//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
+//                                                     (as streaming: waiting when requests wait)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -7172,44 +7240,6 @@ struct hub_anchor {
 #ifndef SKIFF_SERVER_CONNECTION_HPP
 #define SKIFF_SERVER_CONNECTION_HPP
 
-// begin skiff/server/handed.hpp
-// What a feature that takes a connection over implements (server/handover.hpp has the door it
-// is given and the whole protocol), and the fate every event handler returns. Kept apart from
-// handover.hpp so that a connection (connection.hpp) can own a handed state by its base.
-#ifndef SKIFF_SERVER_HANDED_HPP
-#define SKIFF_SERVER_HANDED_HPP
-
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
-
-namespace skiff::detail {
-
-struct connection;
-struct pending_body;
-class door;
-
-// Whether the connection an event handler was given is still there afterwards.
-enum class fate : std::uint8_t { open, closed };
-
-// A feature's state for one handed connection.
-class handed {
-public:
-    virtual ~handed() = default;
-    // The head was acted on (body says what it declared); data[0, len) followed it in the
-    // same read. Returns the bytes that were the taker's (the rest are the next request's).
-    virtual std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) = 0;
-    virtual fate on_readable(door& d, connection& c) = 0;
-    virtual fate on_deadline(door& d, connection& c) = 0;
-    // Output written (or none): what to wait for next.
-    virtual fate await(door& d, connection& c) = 0;
-    // The connection closes while handed (the client went, the server stopped or shed it).
-    virtual void abandon() noexcept = 0;
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_HANDED_HPP
-// end skiff/server/handed.hpp
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t, std::uint64_t
@@ -7227,8 +7257,8 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
-    deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
-    handed,     // a feature runs the connection (stream_state::taker, handover.hpp)
+    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
+                // more is parsed meanwhile
 };
 
 // The phases in which the connection is read and its requests served.
@@ -7236,23 +7266,21 @@ constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || 
 
 // Which deadline the connection's timer stands for.
 // paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred, paused };
+// awaited: a handed connection waits on an answer made elsewhere; a last-resort guard
+// (options::deferred_timeout, then write_timeout), after which it closes.
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-struct deferred_state;
-
-// A response body being streamed (response::stream), a file sent (response::file), an answer
-// deferred (response::defer), or a connection handed to a feature: allocated per such only.
+// A response body being streamed (response::stream), a file sent (response::file), or a
+// connection handed to a feature: allocated per such only.
 struct stream_state {
     body_source source;
     stream_framing framing;
     std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
-    deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
-    bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
     std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
     // handed: the feature's state (handover.hpp); abandoned by the session before the close.
     std::unique_ptr<handed> taker = nullptr;
@@ -8654,8 +8682,9 @@ private:
 // for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
 // code is compiled only into programs that use the feature, once, whatever the policy.
 //
-// Today streamed request bodies (server/upload.hpp) come through it, and so does the engine's
-// own small taker, body_drop below (an early answer's unread body).
+// Today streamed request bodies (server/upload.hpp) and answers made later, deferred answers
+// and push streams (async/answer_wait.hpp), come through it, and so does the engine's own small
+// taker, body_drop below (an early answer's unread body).
 //
 //   the engine -> a handed connection           the handed connection -> the engine (door)
 //     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
@@ -8663,9 +8692,13 @@ private:
 //     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
 //     await(door, c)               output written finish(c)               back to serving requests
 //     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
-//                                                 reject(c, status, why)  an error answer, then close
-//                                                 serve_after(c, ...)     the requests behind it
-//                                                 close(c)
+//     on_sent(door, c)             parked output  reject(c, status, why)  an error answer, then close
+//                                  went           serve_after(c, ...)     the requests behind it
+//     take_from_workers(ctx, c)    shared: the    close(c)
+//                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
+//                                                 write_piece, write_last_chunk, flush, after_write,
+//                                                 write_parked, parked, peek, close_after_output,
+//                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
 // c.stream->taker holds the feature's state. finish() gives the state back to the session,
@@ -8706,6 +8739,13 @@ struct read_result {
     std::size_t size = 0;
 };
 
+// What a look at the socket without reading found (door::peek).
+enum class peek_outcome : std::uint8_t { bytes, retry, ended, failed };
+
+// How a late answer's pushed body is delimited (door::answer_push): none when it has none (a
+// HEAD request, 204, 304).
+enum class push_framing : std::uint8_t { none, chunked, until_close };
+
 // A body not read yet, lent to the route that may take it (response_access::lend_body): the
 // route leaves its taker here. The session fills the rest.
 struct pending_body {
@@ -8744,6 +8784,28 @@ public:
     virtual fate serve_waiting(connection& c) = 0;
     virtual fate close(connection& c) = 0;
 
+    // For answers made elsewhere and written later (async/answer_wait.hpp).
+    // The server stops: every answer says Connection: close.
+    virtual bool stopping() const noexcept = 0;
+    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
+    // the status, the fields and res.stream(type, ...).
+    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
+    virtual void write_last_chunk() = 0;
+    // The batch to the socket, and what the connection waits for next given what was written.
+    virtual write_status flush(connection& c) = 0;
+    virtual write_status write_parked(connection& c) = 0;
+    virtual fate after_write(connection& c, write_status w) = 0;
+    // Output written by neither: the client has not taken it yet.
+    virtual std::size_t parked(const connection& c) const noexcept = 0;
+    virtual peek_outcome peek(connection& c) = 0;
+    // No more requests: the connection closes once its output is written.
+    virtual void close_after_output(connection& c) = 0;
+    // The answer is written (or in the batch): the connection is no longer handed and goes on
+    // as after a streamed body (the requests that waited are served once it is writable);
+    // while the server stops it closes after the answer instead.
+    virtual void answered(connection& c) = 0;
+
 protected:
     ~door() = default;
 };
@@ -8776,6 +8838,8 @@ public:
     }
 
     void abandon() noexcept override {}
+    void on_sent(door&, connection&) override {}
+    bool take_from_workers(loop_context&, connection&) override { return false; }
 
 private:
     std::size_t take(door& d, connection& c, std::size_t len) {
@@ -9018,6 +9082,10 @@ public:
         call_guarded([&] { f(); }, [] {});
     }
 
+    void on_sent(door&, connection&) override {}
+    // shared: a worker waits for a resume itself (wait_if_worker); the connection stays its.
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
 private:
     // Gives the route the body bytes at data[0, len); returns those that were its body.
     std::size_t take(door& d, connection& c, char* data, std::size_t len) {
@@ -9167,17 +9235,13 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 // calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
 // itself: the writer (writer.hpp) does.
 //
-// Deferred answers (response::defer) are applied here too, when the hub (async/hub.hpp) brings
-// them to the loop: on_answer() writes a completed answer, on_push() more of a push stream, and
-// the connection then goes on with the requests that waited behind it. While a connection waits
-// on an answer it parses nothing more (the simplest rule that keeps answers in request order):
-// what was read stays in its tail, nothing more is read, and a readable event only tells
-// whether the client went (deferred_state::cancelled).
-//
 // A route that takes its body unread (a streamed upload, server/upload.hpp) is run once the
-// head is in (route_body()); the connection is then handed to what it returned through the
-// door of handover.hpp (phase::handed), which knows nothing of uploads: the taker reads the
-// body itself and gives the connection back when it is done.
+// head is in (route_body()), and a handler that answers later (response::defer) leaves what
+// will answer; either way the connection is handed through the door of handover.hpp
+// (phase::handed) to that taker, of which the session knows nothing more: the taker reads,
+// writes and waits through the door, and gives the connection back when it is done. While a
+// connection is handed it parses nothing more (the simplest rule that keeps answers in request
+// order): what was read stays in its tail.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -9275,7 +9339,7 @@ public:
     fate on_writable(conn& c) {
         if (!c.out.empty()) {
             write_status w = writer_.write_parked(c);
-            if (SKIFF_UNLIKELY(c.state == phase::deferred)) note_push_sent(c);
+            if (SKIFF_UNLIKELY(c.state == phase::handed)) c.stream->taker->on_sent(door_, c);
             return after_write(c, w);
         }
         if (c.state == phase::streaming) return pump(c);
@@ -9307,7 +9371,7 @@ public:
     // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::handed;
+        bool working = c.state == phase::streaming || c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -9319,7 +9383,7 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::handed;
+        bool may_wait_unwatched = c.state == phase::body || c.state == phase::handed;
         if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
@@ -9330,7 +9394,6 @@ public:
     // flush would otherwise send them (a recycled connection once got a closed one's head).
     fate close(conn& c) {
         writer_.batch().clear();
-        if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.stream && c.stream->taker) c.stream->taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
@@ -9340,75 +9403,12 @@ public:
         return fate::closed;
     }
 
-    // ---- deferred answers (called by the loop, on the thread that serves c) ---------------
-
-    // s was completed (or given up on) and `done` won: write it, and go on with the requests
-    // that waited behind it.
-    fate on_answer(conn& c, deferred_state& s) {
-        bool close = final_phase(c) >= phase::closing || serving_ == serving::until_stop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
-        response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
-        res_.status(s.status);
-        for (auto& f : s.fields) res_.header(f.first, f.second);
-        if (s.kind == answer_kind::push) return start_push(c, s, start);
-        res_.body(s.body, s.content_type);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-        finish_deferred(c, s);
-        return after_write(c, writer_.flush(c));
-    }
-
-    // More of a push stream (and, with `last`, its end), framed as its head said.
-    fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
-        s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
-        // Past max_push_buffer. From start_push the stream's head is still in the loop's
-        // batch: close() drops it with the connection.
-        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);
-        stream_state& st = *c.stream;
-        if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
-        if (last) {
-            if (st.framing == stream_framing::chunked) writer_.append_last_chunk();
-            else close_after_output(c, phase::closing);  // until_close: the end is the close
-            finish_deferred(c, s);
-        }
-        write_status w = writer_.flush(c);
-        if (last || w == write_status::failed) return after_write(c, w);
-        std::size_t parked = writer_type::pending(c);
-        s.parked.store(parked, std::memory_order_relaxed);
-        if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
-        if (SKIFF_UNLIKELY(note_pushed(c, s) == fate::closed)) return fate::closed;
-        if constexpr (Set::hands_over_deferred)
-            if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
-        tell_if_drained(s);
-        return after_write(c, w);
-    }
-
-    // shared: the hub saw the socket of a connection it holds ready (loop_hub::watch_socket):
-    // readable while the answer is awaited (the client went, or sent more), or writable for a
-    // push stream's parked bytes.
-    fate on_held_socket_ready(conn& c, deferred_state& s) {
-        if (s.socket_watch == watch_read) {
-            s.socket_watch = watch_none;  // one-shot: it fired
-            return on_deferred_readable(c);
-        }
-        write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
-        if (w == write_status::failed) return close(c);
-        note_push_sent(c);
-        if (!c.out.empty()) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
-        return after_write(c, w);
-    }
-
-    // shared: the worker that read the request hands the connection to the hub's processor.
-    static void bind(conn& c, deferred_state& s) noexcept {
-        s.conn = &c;
-        s.link = link_state::bound;
-    }
-
-    // shared, after bind() with no answer yet: the hub watches for the client going, as
-    // await_answer() has the loop do under the other policies, unless it sent more already.
-    static void hold(conn& c, deferred_state& s, loop_hub& hub) {
-        if (c.watching & watch_read) hub.watch_socket(s, c.fd, watch_read);
+    // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
+    // answer made on another thread), on the thread that serves c.
+    fate serve_handed(conn& c, loop_context::handed_call call, void* arg) {
+        fate f = call(door_, c, arg);
+        retired_.reset();  // a taker that finished during the call
+        return f;
     }
 
 private:
@@ -9537,7 +9537,7 @@ private:
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
-        else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
+        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 
@@ -9549,15 +9549,15 @@ private:
         call_guarded([&] { opt_.on_error(what, req_); }, [] {});
     }
 
-    // respond() with a response hook: the answer is timed and measured, then reported (a
-    // deferred one when it comes, in on_answer).
+    // respond() with a response hook: the answer is timed and measured, then reported (one
+    // made later when it is written, through the door).
     SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
         std::size_t start = writer_.batch().size();
         outcome_ = rejection::none;
         auto began = std::chrono::steady_clock::now();
         answer_request(c);
         auto took = std::chrono::steady_clock::now() - began;
-        if (c.state == phase::deferred) return;
+        if (c.state == phase::handed) return;
         const request_head& head = request_access::head(req_);
         response_event e;
         e.reason = outcome_;
@@ -9568,14 +9568,6 @@ private:
         e.method = head.method_name;
         e.target = head.target;
         e.version = version_text(head.version_minor);
-        report(c, e);
-    }
-
-    // A deferred answer, now written: its request is gone, so only what the answer says.
-    SKIFF_NOINLINE void report_deferred(conn& c, std::size_t bytes) {
-        response_event e;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
         report(c, e);
     }
 
@@ -9651,6 +9643,7 @@ private:
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
     SKIFF_NOINLINE void answer_internal_error() {
+        std::unique_ptr<handed> dropped(response_access::take_taker(res_));  // it deferred, then threw
         response_access::discard(res_);
         res_.status(500);
         if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
@@ -9729,7 +9722,6 @@ private:
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
-        case phase::deferred: return await_answer(c);
         case phase::handed: return c.stream->taker->await(door_, c);
         }
         return fate::open;
@@ -9751,7 +9743,7 @@ private:
 
     // ---- close --------------------------------------------------------------------------
 
-    // The phase the connection ends its current work in: a stream's (or deferred answer's)
+    // The phase the connection ends its current work in: a stream's (or a handed connection's)
     // `then` while there is one.
     static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
@@ -9786,148 +9778,30 @@ private:
         return fate::open;
     }
 
-    // ---- deferred answers -------------------------------------------------------------------
+    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
 
-    // Kept out of respond(), which must stay small enough to inline into serve(): measured 29
-    // instructions a request when this was inlined into it (callgrind, contract app).
-    SKIFF_NOINLINE void start_deferred(conn& c) {
-        deferred_state* s = response_access::take_deferred(res_);
-        c.stream.reset(new stream_state{nullptr, stream_framing::chunked, 0, phase::reading, s});
-        c.state = phase::deferred;
-        // The single and sharded loops apply answers themselves, between events; under shared
-        // the connection is handed over when this event is done (event_loop.hpp).
-        if constexpr (!Set::hands_over_deferred) bind(c, *s);
+    // The handler answers later (response::defer): the connection is handed to what defer()
+    // left. Kept out of respond(), which must stay small enough to inline into serve(): 29
+    // instructions a request when this was inlined into it (callgrind, contract app). The
+    // taker that called answer() (door::answer) is not freed here: it is still running.
+    SKIFF_NOINLINE void hand_over_answer(conn& c) {
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker.reset(response_access::take_taker(res_));
+        c.state = phase::handed;
+        pending_body none;
+        (void)c.stream->taker->begin(door_, c, none, nullptr, 0);
     }
 
-    // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
-    // request or a status without content has no body, and the stream ends at once.
-    // `start`: where its head begins in the batch, for a response hook (which sees the head).
-    fate start_push(conn& c, deferred_state& s, std::size_t start) {
-        res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
-        bool has_body = response_access::streaming(res_);
-        (void)response_access::take_source(res_);
-        c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-        if (!has_body) {
-            finish_deferred(c, s);
-            return after_write(c, writer_.flush(c));
-        }
-        if (opt_.push_socket_buffer != 0) limit_send_buffer(c.fd, opt_.push_socket_buffer);  // options.hpp: why
-        std::string early;
-        early.swap(s.early);
-        return on_push(c, s, early, s.early_last);
-    }
-
-    // The answer is written (or in the batch): the connection goes on as a stream's would, or,
-    // while the server stops, closes after it (a push stream's head said nothing of closing).
-    void finish_deferred(conn& c, deferred_state& s) {
-        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
-        unlink(c, s, link_end::answered);
-        phase then = c.stream->then;
-        c.stream.reset();
-        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
-        if (c.state == phase::reading || c.state == phase::waiting)
-            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
-    }
-
-    enum class link_end : std::uint8_t { answered, gone };
-
-    // The connection stops waiting on s: later completions find it unlinked and are dropped.
-    // Under the hub's process lock, since under shared the processor may be looking at s.
-    SKIFF_NOINLINE void unlink(conn& c, deferred_state& s, link_end why) {
-        struct args {
-            deferred_state& s;
-            link_end why;
-            loop_hub* hub;
-            push_ledger<deferred_state>* pushes;
-        } a{s, why, set_.anchor().hub, &set_.anchor().pushes};
-        c.stream->deferred = nullptr;
-        std::function<void()> settled = std::move(s.on_settled);  // s may be freed by forget()
-        s.on_settled = nullptr;
-        a.hub->exclusive(
-            [](void* p) {
-                auto& x = *static_cast<args*>(p);
-                x.s.conn = nullptr;
-                x.s.link = link_state::finished;
-                x.s.push.store(push_state::closed, std::memory_order_relaxed);
-                if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
-                tell_ended(x.s);      // a producer waiting on on_writable stops
-                x.pushes->forget(x.s);  // it holds no unsent push output from now on
-                x.hub->forget(x.s);   // last: its timer may hold the last reference to s
-            },
-            &a);
-        if (settled) call_guarded([&] { settled(); }, [] {});  // outside the hub's lock: it may post
-    }
-
-    // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
-    // on_writable hears once the backlog is down to half.
-    SKIFF_NOINLINE void note_push_sent(conn& c) {
-        if (!c.stream || c.stream->deferred == nullptr) return;
-        deferred_state& s = *c.stream->deferred;
-        s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
-        set_.anchor().pushes.note(s, c.out.capacity());  // less held, or none: no shedding
-        tell_if_drained(s);
-    }
-
-    // A push stream's parked output grew: the ledger hears, and while push output together
-    // holds more than its share of the budget, the stream that stalled longest is shed
-    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
-    fate note_pushed(conn& c, deferred_state& s) {
-        push_ledger<deferred_state>& pushes = set_.anchor().pushes;
-        pushes.note(s, c.out.capacity());
-        while (pushes.over()) {
-            deferred_state* oldest = pushes.oldest();
-            conn& victim = *static_cast<conn*>(oldest->conn);
-            shed(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
-    }
-
-    // A push stream cut to free memory: its unsent bytes are dropped with the socket (the
-    // client is not taking them), and the producer hears `closed` (unlink) as for a client gone.
-    SKIFF_NOINLINE void shed(conn& c) {
-        discard_unsent_on_close(c.fd);
-        close(c);
-    }
-
-    // Waiting on the answer: watch for the client going (unless it already sent more, which
-    // waits in the kernel), and keep a deadline past the hub's own, as a last resort.
-    fate await_answer(conn& c) {
-        set_.watch(c, static_cast<std::uint8_t>(c.stream->quiet ? watch_none : watch_read));
-        arm(c, deadline_kind::deferred);
-        return fate::open;
-    }
-
-    // Readable while waiting: a peek tells pipelined bytes (stop watching: they wait) from an
-    // end of input (the client half-closed: still answered, but told it went) or an error.
-    SKIFF_NOINLINE fate on_deferred_readable(conn& c) {
-        char byte;
-        ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
-        if (n < 0 && retry_later()) return fate::open;
-        if (n < 0) return close(c);
-        if (n == 0) {
-            c.stream->deferred->cancelled.store(true, std::memory_order_relaxed);
-            close_after_output(c, phase::closing);
-        }
-        c.stream->quiet = true;
-        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        return fate::open;
-    }
-
-    // The connection's own deadline while it waits: the hub answers at deferred_timeout;
-    // this closes it a write_timeout later if even that answer could not be written.
-    std::int64_t deferred_guard_ms() const noexcept {
+    // The deadline of a connection that awaits an answer made elsewhere: the hub answers at
+    // deferred_timeout; this closes it a write_timeout later if even that answer could not be
+    // written.
+    std::int64_t awaited_guard_ms() const noexcept {
         std::int64_t d = opt_.deferred_timeout.count();
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
-    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
-
     SKIFF_NOINLINE fate on_other_readable(conn& c) {
         if (c.state == phase::lingering) return discard_input(c);
-        if (c.state == phase::deferred) return on_deferred_readable(c);
         fate f = c.stream->taker->on_readable(door_, c);
         retired_.reset();  // a taker that finished during the event (door::finish)
         return f;
@@ -9962,13 +9836,16 @@ private:
         response_access::lend_body(res_, &body);
         call_guarded([&] { router_.serve(req_, res_); }, [&] { answer_internal_error(); });
         response_access::lend_body(res_, nullptr);
+        // An answer deferred before the body is read is not taken up: the route answers here
+        // or through its taker (a handler that defers, does so at the body's end).
+        std::unique_ptr<handed> unsupported(response_access::take_taker(res_));
         if (body.taker && !res_.sent()) {
             body.context.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
             return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
         }
         body.taker.reset();
         if (!res_.sent()) res_.end();
-        bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
+        bool reported = !unsupported && static_cast<bool>(opt_.on_response);
         if (SKIFF_UNLIKELY(reported)) report_late(c, body.context, writer_.batch().size() - start);
         if (res_.closes_connection()) {  // a body too large to drop, or 100 Continue asked
             close_after_output(c, phase::draining);
@@ -10059,6 +9936,29 @@ private:
         }
         fate close(connection& c) override { return s_.close(own(c)); }
 
+        bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
+        push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
+            return s_.answer_push(own(c), ctx, fn);
+        }
+        void write_piece(push_framing framing, std::string_view bytes) override {
+            stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
+            s_.writer_.append_piece(f, bytes.data(), bytes.size());
+        }
+        void write_last_chunk() override { s_.writer_.append_last_chunk(); }
+        write_status flush(connection& c) override { return s_.writer_.flush(own(c)); }
+        write_status write_parked(connection& c) override { return s_.writer_.write_parked(own(c)); }
+        fate after_write(connection& c, write_status w) override { return s_.after_write(own(c), w); }
+        std::size_t parked(const connection& c) const noexcept override { return writer_type::pending(c); }
+        peek_outcome peek(connection& c) override {
+            char byte;
+            ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+            if (n > 0) return peek_outcome::bytes;
+            if (n == 0) return peek_outcome::ended;
+            return retry_later() ? peek_outcome::retry : peek_outcome::failed;
+        }
+        void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
+        void answered(connection& c) override { s_.answered(own(c)); }
+
     private:
         static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
         session& s_;
@@ -10066,20 +9966,51 @@ private:
 
     // Answers a request whose head is gone, as a handler would (door::answer).
     void answer_late(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
-        bool close = ctx.close || serving_ == serving::until_stop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
-        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        std::size_t start = start_late(c, ctx);
         call_guarded([&] { if (fn) fn(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        bool later = response_access::deferred(res_);  // reported when written, in on_answer
+        bool later = response_access::hands_over(res_);  // reported when written, through the door
         if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
         if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
-        else if (later) start_deferred(c);
+        else if (later) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // A late answer's head, its body pushed later (door::answer_push).
+    push_framing answer_push(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
+        std::size_t start = start_late(c, ctx);
+        fn(res_);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
+        bool has_body = response_access::streaming(res_);
+        (void)response_access::take_source(res_);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        if (!has_body) return push_framing::none;
+        return response_access::stream_chunked(res_) ? push_framing::chunked : push_framing::until_close;
+    }
+
+    // A late answer starts with the fields the chain set before it was put off; it closes the
+    // connection if the request asked, if the connection already ends after it, or while the
+    // server stops. Returns where it begins in the batch, for a response hook.
+    std::size_t start_late(conn& c, const answer_context& ctx) {
+        bool close = ctx.close || final_phase(c) >= phase::closing || serving_ == serving::until_stop;
+        std::size_t start = writer_.batch().size();
+        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
+        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        return start;
+    }
+
+    // The late answer is written (door::answered): as finish(), then on as after a stream.
+    void answered(conn& c) {
+        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
+        retired_ = std::move(c.stream->taker);
+        phase then = c.stream->then;
+        c.stream.reset();
+        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+        if (c.state == phase::reading || c.state == phase::waiting)
+            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
     }
 
     // ---- deadlines ----------------------------------------------------------------------
@@ -10097,7 +10028,7 @@ private:
         case deadline_kind::body: return opt_.body_timeout.count();
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
-        case deadline_kind::deferred: return deferred_guard_ms();
+        case deadline_kind::awaited: return awaited_guard_ms();
         case deadline_kind::paused: return set_.tick_ms();
         }
         return opt_.idle_timeout.count();
@@ -10265,8 +10196,9 @@ private:
 //                 hub's tasks and timers (async/hub.hpp); its notifier and watched
 //                 descriptors come as events in 3
 //
-// It is also the loop_context the hub applies deferred answers through (server/loop_hub.hpp):
-// each is checked against the connection it names, and dropped when that has gone.
+// It is also the loop_context through which the hub brings a handed connection its turn from
+// another thread (an answer made elsewhere, server/loop_hub.hpp): the feature's code runs
+// through the session's door, and the loop only settles the connection after it.
 //
 // Level-triggered readiness and one read per event: reading again until EAGAIN would cost a
 // system call per request for nothing, since the next wait reports what is left. Interest is
@@ -10285,7 +10217,6 @@ private:
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t, std::uint16_t
-#include <string>        // pushed bytes
 #include <system_error>  // std::error_code
 #include <type_traits>   // std::conditional_t
 
@@ -10357,68 +10288,25 @@ public:
 
     std::uint16_t port() const noexcept { return set_.port(); }
 
-    // ---- loop_context: deferred answers, on the thread that serves their connection ------
+    // ---- loop_context: a handed connection's turn, on the thread that serves it ------------
 
-    void answer(deferred_state& s) override {
-        if (s.link == link_state::unbound) {
-            s.answer_waiting = true;  // shared: applied when the worker hands the connection over
-            return;
-        }
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        bool push = s.kind == answer_kind::push;
-        fate f = session_.on_answer(c, s);
-        // s may be gone now (its timer held the last reference): only c tells whether it still waits.
-        if (push && f == fate::open && c.stream && c.stream->deferred == &s) f = started_stream(c, s);
-        settle(c, f);
+    void serve_handed(connection& handed_conn, handed_call call, void* arg, expiry e) override {
+        conn& c = static_cast<conn&>(handed_conn);
+        if (e == expiry::served_first && set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
+        settle(c, session_.serve_handed(c, call, arg));
     }
 
-    void push(deferred_state& s, std::string& bytes, bool last) override {
-        if (s.link == link_state::unbound) {
-            s.early += bytes;
-            s.early_last = s.early_last || last;
-            return;
-        }
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        settle(c, session_.on_push(c, s, bytes, last));
-    }
-
-    // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
-    // deadline the reaper found passed is handled first, as for any event (serve_event).
-    void socket_ready(deferred_state& s) override {
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
-        settle(c, session_.on_held_socket_ready(c, s));
-    }
-
-    // stop_grace passed (async/hub.hpp): an answer not completed is answered 503 (this loop
-    // says Connection: close while it stops); a push stream ends with its last chunk, or, if
-    // its head is not written yet, right after it (started_stream). The producer sees
-    // closed() from now on.
-    void end_for_stop(deferred_state& s) override {
-        if (s.link == link_state::finished) return;
-        begin_stop();  // shared: this worker may not have looked at the stop flag yet
-        s.at_stop = stop_mark::end_stream;
-        s.push.store(push_state::closed, std::memory_order_relaxed);
-        give_up(s);
-        if (s.progress != push_progress::streaming || s.link == link_state::finished) return;
-        std::string none;
-        push(s, none, true);
-    }
-
-    // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
-    void give_up(deferred_state& s) override {
-        if (s.link == link_state::finished) return;
-        s.cancelled.store(true, std::memory_order_relaxed);
-        if (s.done.exchange(true)) return;
-        s.kind = answer_kind::whole;
-        s.status = 503;
-        s.fields.clear();
-        s.content_type = "text/plain";
-        s.body = "Service Unavailable\n";
-        answer(s);
+    // The on_stop hooks first (once for the server), so that what they push is queued before
+    // anything is ended; then the hub's grace for deferred answers and push streams begins.
+    void begin_stop() override {
+        if (state_ == run_state::stopping) return;
+        state_ = run_state::stopping;
+        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
+        session_.begin_stop();  // answers from now on say Connection: close
+        acceptor_.begin_stop();
+        set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
+                        [this](conn& c) { (void)session_.settle_for_stop(c); });
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
 private:
@@ -10455,64 +10343,24 @@ private:
         return fate::open;
     }
 
-    // shared: a connection that now waits on a deferred answer is handed to the hub's
-    // processor, not re-armed; an answer that came meanwhile is applied now, else the hub
-    // watches the socket for the client going.
+    // shared: a connection handed to a taker that waits on other threads (an answer made
+    // elsewhere) is taken from the workers by it, not re-armed.
     void event_done(conn& c) {
         if constexpr (set_type::hands_over_deferred) {
-            if (c.state == phase::deferred) return hand_over(c);
+            if (c.state == phase::handed && c.stream->taker->take_from_workers(*this, c)) return;
         }
         set_.event_done(c);
     }
 
-    void hand_over(conn& c) {
-        struct args {
-            event_loop& loop;
-            conn& c;
-        } a{*this, c};
-        set_.anchor().hub->exclusive(
-            [](void* p) {
-                auto& x = *static_cast<args*>(p);
-                deferred_state& s = *x.c.stream->deferred;
-                session<set_type>::bind(x.c, s);
-                if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
-                else session<set_type>::hold(x.c, s, *x.loop.set_.anchor().hub);  // nor after this
-            },
-            &a);
-    }
-
-    conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
-
-    // A push answer's head is written and its stream open: a stop that came first ends it now.
-    fate started_stream(conn& c, deferred_state& s) {
-        s.progress = push_progress::streaming;
-        if (s.at_stop != stop_mark::end_stream) return fate::open;
-        std::string none;
-        return session_.on_push(c, s, none, true);
-    }
-
-    // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
+    // After a handed connection's turn: re-armed (shared) once it is no longer handed.
     void settle(conn& c, fate f) {
-        if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
+        if (note(f) == fate::open && c.state != phase::handed) set_.event_done(c);
     }
 
     // A closed connection frees a descriptor: a paused listener may accept again.
     fate note(fate f) noexcept {
         if (f == fate::closed) acceptor_.on_close();
         return f;
-    }
-
-    // The on_stop hooks first (once for the server), so that what they push is queued before
-    // anything is ended; then the hub's grace for deferred answers and push streams begins.
-    void begin_stop() {
-        if (state_ == run_state::stopping) return;
-        state_ = run_state::stopping;
-        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
-        session_.begin_stop();  // answers from now on say Connection: close
-        acceptor_.begin_stop();
-        set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
-                        [this](conn& c) { (void)session_.settle_for_stop(c); });
-        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
     std::error_code close_all(std::error_code result) {
@@ -10605,7 +10453,7 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 // EVFILT_USER on kqueue), the loop's timers, and the foreign descriptors it watches.
 //
 // It does not know connections: a task is a function of the loop's context (loop_context),
-// and the loop applies answers itself. It is made only when a program defers or asks for a
+// and an answer reaches its connection through answer_wait.hpp. It is made only when a program defers or asks for a
 // loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
@@ -10624,6 +10472,356 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 #ifndef SKIFF_ASYNC_HUB_HPP
 #define SKIFF_ASYNC_HUB_HPP
 
+// begin skiff/async/answer_wait.hpp
+// A connection whose answer is made later (response::defer, async/deferred.hpp): what it is
+// handed to through the engine's door (server/handover.hpp) while it waits, and how an answer,
+// a push stream's bytes, the deadline and the stop reach it from the hub (async/hub.hpp).
+//
+//   defer()          makes a deferred_state and an answer_wait for it; the session hands the
+//                    connection to the answer_wait when the handler returns
+//   apply_answer     the answer was completed (`done` won): its head and body, or the head of
+//                    a push stream, are written, and the connection goes on (door::answered)
+//   apply_push       more of a push stream, and its end
+//   give_up          deferred_timeout passed: 503, unless a completion won first
+//   end_for_stop     stop_grace passed: 503, or the push stream's last chunk
+//   on_held_socket   shared: the hub saw the socket it holds for s ready
+//
+// The engine knows none of this: it sees a handed connection and a door. So a program that
+// never defers compiles none of it (tests/compile/no_feature_symbols.cmake), and it is compiled
+// once whatever the threading policy.
+//
+// While it waits the connection parses nothing more (answers stay in request order): a
+// readable event only tells whether the client went. Under the single and sharded policies the
+// loop applies answers between events; under shared the worker that read the request lets the
+// hub's processor take the connection once its event is done (take_from_workers), and the hub
+// watches its socket meanwhile.
+//
+// Invariants: s.conn names the connection exactly while it is linked (bound and not yet
+// answered or gone); unlink() clears it under the hub's process lock, and a completion that
+// finds it cleared is dropped. After door::close() or door::answered() nothing of the
+// answer_wait is touched: the first frees it, the second retires it, and `s` may be freed by
+// either (its timer held the last reference).
+#ifndef SKIFF_ASYNC_ANSWER_WAIT_HPP
+#define SKIFF_ASYNC_ANSWER_WAIT_HPP
+
+
+#include <atomic>      // std::memory_order_relaxed
+#include <cstddef>     // std::size_t
+#include <cstdint>     // std::int64_t, std::uint8_t
+#include <functional>  // what runs when the answer settles
+#include <string>      // pushed bytes
+
+namespace skiff::detail {
+
+class answer_wait final : public handed {
+public:
+    answer_wait(deferred_state& s, hub_anchor& anchor) noexcept : s_(&s), anchor_(anchor) {}
+
+    // Nothing of the request's body is the answer's: its bytes stay for the requests behind.
+    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
+        if (!d.workers_wait()) bind(c);  // else once the worker's event is done
+        return 0;
+    }
+
+    // Readable while waiting: a peek tells pipelined bytes (stop watching: they wait) from an
+    // end of input (the client half-closed: still answered, but told it went) or an error.
+    fate on_readable(door& d, connection& c) override {
+        switch (d.peek(c)) {
+        case peek_outcome::retry: return fate::open;
+        case peek_outcome::failed: return d.close(c);
+        case peek_outcome::ended:
+            s_->cancelled.store(true, std::memory_order_relaxed);
+            d.close_after_output(c);
+            break;
+        case peek_outcome::bytes: break;
+        }
+        quiet_ = read_watch::stopped;
+        d.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
+        return fate::open;
+    }
+
+    // Only the guard (deadline_kind::awaited) is armed, and the session closes for it.
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    // Waiting on the answer: watch for the client going (unless it already sent more, which
+    // waits in the kernel), and keep a deadline past the hub's own, as a last resort.
+    fate await(door& d, connection& c) override {
+        d.watch(c, quiet_ == read_watch::stopped ? watch_none : watch_read);
+        d.arm(c, deadline_kind::awaited);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {
+        if (s_ != nullptr) unlink(link_end::gone);
+    }
+
+    // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
+    // on_writable hears once the backlog is down to half.
+    void on_sent(door& d, connection& c) override {
+        if (s_ == nullptr) return;
+        s_->parked.store(d.parked(c), std::memory_order_relaxed);
+        anchor_.pushes.note(*s_, c.out.capacity());  // less held, or none: no shedding
+        tell_if_drained(*s_);
+    }
+
+    // shared: the worker's event is done; the hub's processor takes the connection. An answer
+    // that came meanwhile is applied now, else the hub watches the socket for the client going.
+    // Declared inline here, or it would be the class's key function, and GCC would emit the
+    // class's vtable and every member into each program that includes this file.
+    inline bool take_from_workers(loop_context& ctx, connection& c) override;
+
+    // ---- on the thread that serves the connection (the hub brings each) ------------------
+
+    // s was completed (or given up on) and `done` won: write it, and go on with the requests
+    // that waited behind it.
+    fate on_answer(door& d, connection& c) {
+        deferred_state& s = *s_;
+        answer_context ctx;
+        ctx.head_request = s.head_request;
+        ctx.http10 = s.http10;
+        ctx.head_fields = std::move(s.head_fields);  // the chain's, before defer()
+        if (s.kind == answer_kind::push) return start_push(d, c, ctx);
+        d.answer(c, ctx, [&s](response& res) {
+            give_head(res, s);
+            res.body(s.body, s.content_type);
+        });
+        finish(d, c);
+        return d.after_write(c, d.flush(c));
+    }
+
+    // More of a push stream (and, with `last`, its end), framed as its head said.
+    fate on_push(door& d, connection& c, std::string& bytes, bool last) {
+        deferred_state& s = *s_;
+        s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
+        // Past max_push_buffer. From start_push the stream's head is still in the loop's
+        // batch: close() drops it with the connection.
+        if (s.overflowed.load(std::memory_order_relaxed)) return d.close(c);
+        if (!bytes.empty()) d.write_piece(framing_, bytes);
+        if (last) {
+            if (framing_ == push_framing::chunked) d.write_last_chunk();
+            else d.close_after_output(c);  // until_close: the end is the close
+            finish(d, c);
+        }
+        write_status w = d.flush(c);
+        if (last || w == write_status::failed) return d.after_write(c, w);
+        std::size_t parked = d.parked(c);
+        s.parked.store(parked, std::memory_order_relaxed);
+        if (static_cast<std::int64_t>(parked) > s.push_limit) return d.close(c);  // the client does not read
+        if (SKIFF_UNLIKELY(note_pushed(d, c) == fate::closed)) return fate::closed;
+        if (d.workers_wait() && parked != 0) anchor_.hub->watch_socket(s, c.fd, watch_write);
+        tell_if_drained(s);
+        return d.after_write(c, w);
+    }
+
+    // shared: the hub saw the socket it holds ready (loop_hub::watch_socket): readable while
+    // the answer is awaited (the client went, or sent more), or writable for a push stream's
+    // parked bytes.
+    fate on_socket_ready(door& d, connection& c) {
+        if (s_->socket_watch == watch_read) {
+            s_->socket_watch = watch_none;  // one-shot: it fired
+            return on_readable(d, c);
+        }
+        write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
+        if (w == write_status::failed) return d.close(c);
+        on_sent(d, c);
+        if (d.parked(c) != 0) anchor_.hub->watch_socket(*s_, c.fd, watch_write);
+        return d.after_write(c, w);
+    }
+
+    // Whether the connection still waits on this answer (not answered, not gone).
+    bool linked() const noexcept { return s_ != nullptr; }
+
+private:
+    enum class link_end : std::uint8_t { answered, gone };
+    // Whether the client's socket is watched for reading while the answer is awaited: not once
+    // it sent more (which waits in the kernel) or half-closed.
+    enum class read_watch : std::uint8_t { watched, stopped };
+
+    void bind(connection& c) noexcept {
+        s_->conn = &c;
+        s_->link = link_state::bound;
+    }
+
+    static void give_head(response& res, const deferred_state& s) {
+        res.status(s.status);
+        for (auto& f : s.fields) res.header(f.first, f.second);
+    }
+
+    // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
+    // request or a status without content has no body, and the stream ends at once.
+    fate start_push(door& d, connection& c, answer_context& ctx) {
+        deferred_state& s = *s_;
+        framing_ = d.answer_push(c, ctx, [&s](response& res) {
+            give_head(res, s);
+            res.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
+        });
+        if (framing_ == push_framing::none) {
+            finish(d, c);
+            return d.after_write(c, d.flush(c));
+        }
+        std::size_t buffer = d.settings().push_socket_buffer;
+        if (buffer != 0) limit_send_buffer(c.fd, buffer);  // options.hpp: why
+        std::string early;
+        early.swap(s.early);
+        return on_push(d, c, early, s.early_last);
+    }
+
+    // The answer is written (or in the batch): the connection goes on as a stream's would.
+    void finish(door& d, connection& c) {
+        unlink(link_end::answered);
+        d.answered(c);
+    }
+
+    // The connection stops waiting on s: later completions find it unlinked and are dropped.
+    // Under the hub's process lock, since under shared the processor may be looking at s.
+    SKIFF_NOINLINE void unlink(link_end why) {
+        struct args {
+            deferred_state& s;
+            link_end why;
+            hub_anchor& anchor;
+        } a{*s_, why, anchor_};
+        std::function<void()> settled = std::move(s_->on_settled);  // s may be freed by forget()
+        s_->on_settled = nullptr;
+        s_ = nullptr;
+        a.anchor.hub->exclusive(
+            [](void* p) {
+                auto& x = *static_cast<args*>(p);
+                x.s.conn = nullptr;
+                x.s.link = link_state::finished;
+                x.s.push.store(push_state::closed, std::memory_order_relaxed);
+                if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
+                tell_ended(x.s);               // a producer waiting on on_writable stops
+                x.anchor.pushes.forget(x.s);   // it holds no unsent push output from now on
+                x.anchor.hub->forget(x.s);     // last: its timer may hold the last reference to s
+            },
+            &a);
+        if (settled) call_guarded([&] { settled(); }, [] {});  // outside the hub's lock: it may post
+    }
+
+    // A push stream's parked output grew: the ledger hears, and while push output together
+    // holds more than its share of the budget, the stream that stalled longest is shed
+    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
+    fate note_pushed(door& d, connection& c) {
+        push_ledger<deferred_state>& pushes = anchor_.pushes;
+        pushes.note(*s_, c.out.capacity());
+        while (pushes.over()) {
+            connection& victim = *pushes.oldest()->conn;
+            // Its unsent bytes go with the socket (the client is not taking them), and its
+            // producer hears `closed` (unlink) as for a client gone.
+            discard_unsent_on_close(victim.fd);
+            d.close(victim);
+            if (&victim == &c) return fate::closed;
+        }
+        return fate::open;
+    }
+
+    deferred_state* s_;  // null once unlinked
+    hub_anchor& anchor_;
+    push_framing framing_ = push_framing::none;
+    read_watch quiet_ = read_watch::watched;
+};
+
+// ---- what the hub brings, on the thread that serves the connection ----------------------
+
+// The connection s names runs `step` on its answer_wait, through the door, and is settled by
+// the loop after it. Dropped when s no longer names one.
+template <class Step>
+void on_answer_wait(loop_context& ctx, deferred_state& s, loop_context::expiry e, Step& step) {
+    if (s.link != link_state::bound) return;
+    ctx.serve_handed(
+        *s.conn,
+        [](door& d, connection& c, void* p) -> fate {
+            return (*static_cast<Step*>(p))(d, c, static_cast<answer_wait&>(*c.stream->taker));
+        },
+        &step, e);
+}
+
+// `done` was won: write it. A push stream whose head is written and that a stop reached first
+// ends now (end_for_stop).
+inline void apply_answer(loop_context& ctx, deferred_state& s) {
+    if (s.link == link_state::unbound) {
+        s.answer_waiting = true;  // shared: applied when the worker lets the connection go
+        return;
+    }
+    auto step = [&s](door& d, connection& c, answer_wait& w) {
+        bool push = s.kind == answer_kind::push;
+        fate f = w.on_answer(d, c);
+        // s may be gone now (its timer held the last reference): only w tells whether it waits.
+        if (!push || f == fate::closed || !w.linked()) return f;
+        s.progress = push_progress::streaming;
+        if (s.at_stop != stop_mark::end_stream) return fate::open;
+        std::string none;
+        return w.on_push(d, c, none, true);
+    };
+    on_answer_wait(ctx, s, loop_context::expiry::ignored, step);
+}
+
+inline void apply_push(loop_context& ctx, deferred_state& s, std::string& bytes, bool last) {
+    if (s.link == link_state::unbound) {
+        s.early += bytes;
+        s.early_last = s.early_last || last;
+        return;
+    }
+    auto step = [&](door& d, connection& c, answer_wait& w) { return w.on_push(d, c, bytes, last); };
+    on_answer_wait(ctx, s, loop_context::expiry::ignored, step);
+}
+
+// shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
+// deadline the reaper found passed is handled first, as for any event.
+inline void on_held_socket(loop_context& ctx, deferred_state& s) {
+    auto step = [](door& d, connection& c, answer_wait& w) { return w.on_socket_ready(d, c); };
+    on_answer_wait(ctx, s, loop_context::expiry::served_first, step);
+}
+
+// The deadline passed: answer 503 unless a completion won first (its answer is on its way).
+inline void give_up(loop_context& ctx, deferred_state& s) {
+    if (s.link == link_state::finished) return;
+    s.cancelled.store(true, std::memory_order_relaxed);
+    if (s.done.exchange(true)) return;
+    s.kind = answer_kind::whole;
+    s.status = 503;
+    s.fields.clear();
+    s.content_type = "text/plain";
+    s.body = "Service Unavailable\n";
+    apply_answer(ctx, s);
+}
+
+// stop_grace passed (async/hub.hpp): an answer not completed is answered 503 (the loop says
+// Connection: close while it stops); a push stream ends with its last chunk, or, if its head
+// is not written yet, right after it (apply_answer). The producer sees closed() from now on.
+inline void end_for_stop(loop_context& ctx, deferred_state& s) {
+    if (s.link == link_state::finished) return;
+    ctx.begin_stop();  // shared: this worker may not have looked at the stop flag yet
+    s.at_stop = stop_mark::end_stream;
+    s.push.store(push_state::closed, std::memory_order_relaxed);
+    give_up(ctx, s);
+    if (s.progress != push_progress::streaming || s.link == link_state::finished) return;
+    std::string none;
+    apply_push(ctx, s, none, true);
+}
+
+inline bool answer_wait::take_from_workers(loop_context& ctx, connection& c) {
+    struct args {
+        loop_context& ctx;
+        connection& c;
+        answer_wait& w;
+    } a{ctx, c, *this};
+    anchor_.hub->exclusive(
+        [](void* p) {
+            auto& x = *static_cast<args*>(p);
+            deferred_state& s = *x.w.s_;
+            x.w.bind(x.c);
+            if (s.answer_waiting) apply_answer(x.ctx, s);  // may re-arm c: not touched after
+            else if (x.c.watching & watch_read) x.w.anchor_.hub->watch_socket(s, x.c.fd, watch_read);  // nor after this
+        },
+        &a);
+    return true;
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_ASYNC_ANSWER_WAIT_HPP
+// end skiff/async/answer_wait.hpp
 
 #include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // the next timer's due time, read without the lock
@@ -10700,11 +10898,11 @@ public:
         std::uint64_t id = new_id();
         post([this, id, after_ms, s](loop_context& ctx) {
             insert_timer(id, due_after(after_ms), 0, [this, s](loop_context& c) {
-                c.give_up(*s);
+                give_up(c, *s);
                 answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
                 return timer_action::stop;
             });
-            if (stop_ == stop_phase::swept) return ctx.end_for_stop(*s);
+            if (stop_ == stop_phase::swept) return end_for_stop(ctx, *s);
             answers_.emplace(s.get(), s);
         });
         return id;
@@ -10776,7 +10974,7 @@ public:
             w = find(watchers_, data);
             if (w == nullptr) stream = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return ctx.socket_ready(*stream);
+        if (stream && stream->link == link_state::bound) return on_held_socket(ctx, *stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -10950,7 +11148,7 @@ private:
         for (auto& a : answers_)
             if (auto s = a.second.lock()) open.push_back(std::move(s));
         answers_.clear();
-        for (auto& s : open) call_guarded([&] { ctx.end_for_stop(*s); }, [] {});
+        for (auto& s : open) call_guarded([&] { end_for_stop(ctx, *s); }, [] {});
     }
 
     // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
@@ -12369,7 +12567,7 @@ public:
         s_->queued.fetch_add(bytes.size(), std::memory_order_relaxed);
         bool backlogged = held > s_->push_high_water;
         if (backlogged) s_->wants_writable.store(true, std::memory_order_relaxed);  // before the post: see loop_hub.hpp
-        bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { ctx.push(*s, b, false); });
+        bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { detail::apply_push(ctx, *s, b, false); });
         if (!posted) return push_status::closed;
         return backlogged ? push_status::backlogged : push_status::accepted;
     }
@@ -12392,7 +12590,7 @@ public:
         if (!s_) return;
         hub_->post([s = s_](detail::loop_context& ctx) {
             std::string none;
-            ctx.push(*s, none, true);
+            detail::apply_push(ctx, *s, none, true);
         });
         s_.reset();
         hub_.reset();
@@ -12526,7 +12724,7 @@ private:
         s_->fields = std::move(fields_);
         s_->content_type = std::string(type);
         s_->body = std::string(body);
-        return hub_->post([s = s_](detail::loop_context& ctx) { ctx.answer(*s); });
+        return hub_->post([s = s_](detail::loop_context& ctx) { detail::apply_answer(ctx, *s); });
     }
 
     // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
@@ -12567,7 +12765,7 @@ inline deferred::deferred(response& r) {
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
     s->deadline_timer = hub_->track(s, after);
     r.sent_ = true;
-    r.deferred_ = s.get();
+    detail::response_access::hand_over(r, s.get(), new detail::answer_wait(*s, a));  // the loop owns it from here
     s_ = std::move(s);
 }
 

@@ -1,14 +1,16 @@
 # cmake -DBINARY=<file> -P no_feature_symbols.cmake: fails if BINARY, a program that uses no
 # feature (the hello example), holds code of one. Features reach a connection only through the
 # door of server/handover.hpp, so one that is not used is not compiled in. The names below are
-# those of the features that compile away today: streamed uploads and multipart, metrics and the
-# access log. Deferred answers, push streams and the file pump still live in the engine (issue
-# 29 moves them behind the door next); their names join this list when they do.
+# those of the features that compile away today: deferred answers, push streams and the hub
+# (async/), streamed uploads and multipart, metrics and the access log. The file pump still
+# lives in the engine's writer (issue 29 moves it behind the door next); its names join this
+# list when it does.
 execute_process(COMMAND nm -C ${BINARY} OUTPUT_VARIABLE all RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on ${BINARY}")
 endif()
-foreach(symbol upload_state upload_route multipart metric_counter metrics_writer access_log)
+foreach(symbol answer_wait deferred async_hub push_stream sse_stream loop_ref
+               upload_state upload_route multipart metric_counter metrics_writer access_log)
   string(FIND "${all}" "${symbol}" at)
   if(NOT at EQUAL -1)
     message(FATAL_ERROR "${BINARY} holds ${symbol}: a feature it does not use was compiled in")

@@ -147,7 +147,7 @@ public:
         s_->queued.fetch_add(bytes.size(), std::memory_order_relaxed);
         bool backlogged = held > s_->push_high_water;
         if (backlogged) s_->wants_writable.store(true, std::memory_order_relaxed);  // before the post: see loop_hub.hpp
-        bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { ctx.push(*s, b, false); });
+        bool posted = hub_->post([s = s_, b = std::string(bytes)](detail::loop_context& ctx) mutable { detail::apply_push(ctx, *s, b, false); });
         if (!posted) return push_status::closed;
         return backlogged ? push_status::backlogged : push_status::accepted;
     }
@@ -170,7 +170,7 @@ public:
         if (!s_) return;
         hub_->post([s = s_](detail::loop_context& ctx) {
             std::string none;
-            ctx.push(*s, none, true);
+            detail::apply_push(ctx, *s, none, true);
         });
         s_.reset();
         hub_.reset();
@@ -304,7 +304,7 @@ private:
         s_->fields = std::move(fields_);
         s_->content_type = std::string(type);
         s_->body = std::string(body);
-        return hub_->post([s = s_](detail::loop_context& ctx) { ctx.answer(*s); });
+        return hub_->post([s = s_](detail::loop_context& ctx) { detail::apply_answer(ctx, *s); });
     }
 
     // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
@@ -345,7 +345,7 @@ inline deferred::deferred(response& r) {
     std::int64_t after = a.deferred_timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : a.deferred_timeout_ms;
     s->deadline_timer = hub_->track(s, after);
     r.sent_ = true;
-    r.deferred_ = s.get();
+    detail::response_access::hand_over(r, s.get(), new detail::answer_wait(*s, a));  // the loop owns it from here
     s_ = std::move(s);
 }
 

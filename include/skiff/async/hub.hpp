@@ -3,7 +3,7 @@
 // EVFILT_USER on kqueue), the loop's timers, and the foreign descriptors it watches.
 //
 // It does not know connections: a task is a function of the loop's context (loop_context),
-// and the loop applies answers itself. It is made only when a program defers or asks for a
+// and an answer reaches its connection through answer_wait.hpp. It is made only when a program defers or asks for a
 // loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
@@ -22,6 +22,7 @@
 #ifndef SKIFF_ASYNC_HUB_HPP
 #define SKIFF_ASYNC_HUB_HPP
 
+#include "skiff/async/answer_wait.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/detail/unique_function.hpp"
 #include "skiff/poller/poll_event.hpp"
@@ -103,11 +104,11 @@ public:
         std::uint64_t id = new_id();
         post([this, id, after_ms, s](loop_context& ctx) {
             insert_timer(id, due_after(after_ms), 0, [this, s](loop_context& c) {
-                c.give_up(*s);
+                give_up(c, *s);
                 answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
                 return timer_action::stop;
             });
-            if (stop_ == stop_phase::swept) return ctx.end_for_stop(*s);
+            if (stop_ == stop_phase::swept) return end_for_stop(ctx, *s);
             answers_.emplace(s.get(), s);
         });
         return id;
@@ -179,7 +180,7 @@ public:
             w = find(watchers_, data);
             if (w == nullptr) stream = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return ctx.socket_ready(*stream);
+        if (stream && stream->link == link_state::bound) return on_held_socket(ctx, *stream);
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -353,7 +354,7 @@ private:
         for (auto& a : answers_)
             if (auto s = a.second.lock()) open.push_back(std::move(s));
         answers_.clear();
-        for (auto& s : open) call_guarded([&] { ctx.end_for_stop(*s); }, [] {});
+        for (auto& s : open) call_guarded([&] { end_for_stop(ctx, *s); }, [] {});
     }
 
     // Stale entries in by_due_ (cancelled timers) are skipped when they come up.

@@ -62,6 +62,7 @@ struct response_access;
 struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
+class handed;           // server/handed.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -463,7 +464,8 @@ private:
     std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
-    detail::deferred_state* deferred_ = nullptr;  // set by defer(); the loop takes it
+    detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
+    detail::handed* taker_ = nullptr;  // set by defer(): what the connection is handed to; the loop takes it
     detail::pending_body* body_ = nullptr;        // lent while a route whose body is unread runs
     int status_ = 200;
     bool omit_body_ = false;  // HEAD: headers as for GET, no content
@@ -495,7 +497,9 @@ struct response_access {
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
         r.file_.reset();
-        r.deferred_ = nullptr;  // a handler that deferred, then threw: its handle answers nothing
+        // A handler that deferred, then threw: its handle answers nothing. Its taker is the
+        // loop's to drop (take_taker), as only the loop knows the type.
+        r.deferred_ = nullptr;
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
@@ -505,13 +509,19 @@ struct response_access {
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
     static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
-    // The answer defer() handed out, once; null for any other response.
-    static deferred_state* take_deferred(response& r) noexcept {
-        deferred_state* d = r.deferred_;
+    // What the handler handed the connection to (defer()), once; null for any other response.
+    // The caller owns it from then on.
+    static handed* take_taker(response& r) noexcept {
+        handed* t = r.taker_;
+        r.taker_ = nullptr;
         r.deferred_ = nullptr;
-        return d;
+        return t;
     }
-    static bool deferred(const response& r) noexcept { return r.deferred_ != nullptr; }
+    static bool hands_over(const response& r) noexcept { return r.taker_ != nullptr; }
+    static void hand_over(response& r, deferred_state* s, handed* t) noexcept {
+        r.deferred_ = s;
+        r.taker_ = t;
+    }
     // The answer defer() handed out, left in place (middleware that must outlive the handler).
     static deferred_state* pending_deferred(response& r) noexcept { return r.deferred_; }
 

@@ -5,7 +5,7 @@
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming, deferred or handed.
+// `stream` is set exactly while the phase is streaming or handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -18,10 +18,10 @@
 //   waiting         --the client took the output: serve what waited-->  reading
 //   streaming       --body complete---------------------------------->  stream_state::then
 //                                                     (reading, or waiting when requests wait; closing; draining)
-//   reading, body   --the handler deferred its answer---------------->  deferred (the rest stays in `in`)
-//   deferred        --the answer (or its push stream's end) written-->  stream_state::then, as streaming
-//   reading, body   --a route takes the unread body (handover.hpp)--->  handed
-//   handed          --the taker is done (door::finish)--------------->  stream_state::then
+//   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
+//                     answers later (handover.hpp: the door)
+//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
+//                                                     (as streaming: waiting when requests wait)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -53,8 +53,8 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
-    deferred,   // the answer comes later (deferred_state); nothing more is parsed meanwhile
-    handed,     // a feature runs the connection (stream_state::taker, handover.hpp)
+    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
+                // more is parsed meanwhile
 };
 
 // The phases in which the connection is read and its requests served.
@@ -62,23 +62,21 @@ constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || 
 
 // Which deadline the connection's timer stands for.
 // paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, deferred, paused };
+// awaited: a handed connection waits on an answer made elsewhere; a last-resort guard
+// (options::deferred_timeout, then write_timeout), after which it closes.
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
 
 // How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-struct deferred_state;
-
-// A response body being streamed (response::stream), a file sent (response::file), an answer
-// deferred (response::defer), or a connection handed to a feature: allocated per such only.
+// A response body being streamed (response::stream), a file sent (response::file), or a
+// connection handed to a feature: allocated per such only.
 struct stream_state {
     body_source source;
     stream_framing framing;
     std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
-    deferred_state* deferred = nullptr;  // deferred: the answer it waits on (kept alive by the hub)
-    bool quiet = false;  // deferred: the client sent more or half-closed; read is no longer watched
     std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
     // handed: the feature's state (handover.hpp); abandoned by the session before the close.
     std::unique_ptr<handed> taker = nullptr;

@@ -12,8 +12,9 @@
 //                 hub's tasks and timers (async/hub.hpp); its notifier and watched
 //                 descriptors come as events in 3
 //
-// It is also the loop_context the hub applies deferred answers through (server/loop_hub.hpp):
-// each is checked against the connection it names, and dropped when that has gone.
+// It is also the loop_context through which the hub brings a handed connection its turn from
+// another thread (an answer made elsewhere, server/loop_hub.hpp): the feature's code runs
+// through the session's door, and the loop only settles the connection after it.
 //
 // Level-triggered readiness and one read per event: reading again until EAGAIN would cost a
 // system call per request for nothing, since the next wait reports what is left. Interest is
@@ -44,7 +45,6 @@
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint8_t, std::uint16_t
-#include <string>        // pushed bytes
 #include <system_error>  // std::error_code
 #include <type_traits>   // std::conditional_t
 
@@ -116,68 +116,25 @@ public:
 
     std::uint16_t port() const noexcept { return set_.port(); }
 
-    // ---- loop_context: deferred answers, on the thread that serves their connection ------
+    // ---- loop_context: a handed connection's turn, on the thread that serves it ------------
 
-    void answer(deferred_state& s) override {
-        if (s.link == link_state::unbound) {
-            s.answer_waiting = true;  // shared: applied when the worker hands the connection over
-            return;
-        }
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        bool push = s.kind == answer_kind::push;
-        fate f = session_.on_answer(c, s);
-        // s may be gone now (its timer held the last reference): only c tells whether it still waits.
-        if (push && f == fate::open && c.stream && c.stream->deferred == &s) f = started_stream(c, s);
-        settle(c, f);
+    void serve_handed(connection& handed_conn, handed_call call, void* arg, expiry e) override {
+        conn& c = static_cast<conn&>(handed_conn);
+        if (e == expiry::served_first && set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
+        settle(c, session_.serve_handed(c, call, arg));
     }
 
-    void push(deferred_state& s, std::string& bytes, bool last) override {
-        if (s.link == link_state::unbound) {
-            s.early += bytes;
-            s.early_last = s.early_last || last;
-            return;
-        }
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        settle(c, session_.on_push(c, s, bytes, last));
-    }
-
-    // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
-    // deadline the reaper found passed is handled first, as for any event (serve_event).
-    void socket_ready(deferred_state& s) override {
-        if (s.link != link_state::bound) return;
-        conn& c = served(s);
-        if (set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
-        settle(c, session_.on_held_socket_ready(c, s));
-    }
-
-    // stop_grace passed (async/hub.hpp): an answer not completed is answered 503 (this loop
-    // says Connection: close while it stops); a push stream ends with its last chunk, or, if
-    // its head is not written yet, right after it (started_stream). The producer sees
-    // closed() from now on.
-    void end_for_stop(deferred_state& s) override {
-        if (s.link == link_state::finished) return;
-        begin_stop();  // shared: this worker may not have looked at the stop flag yet
-        s.at_stop = stop_mark::end_stream;
-        s.push.store(push_state::closed, std::memory_order_relaxed);
-        give_up(s);
-        if (s.progress != push_progress::streaming || s.link == link_state::finished) return;
-        std::string none;
-        push(s, none, true);
-    }
-
-    // The deadline passed: answer 503 unless a completion won first (its answer is on its way).
-    void give_up(deferred_state& s) override {
-        if (s.link == link_state::finished) return;
-        s.cancelled.store(true, std::memory_order_relaxed);
-        if (s.done.exchange(true)) return;
-        s.kind = answer_kind::whole;
-        s.status = 503;
-        s.fields.clear();
-        s.content_type = "text/plain";
-        s.body = "Service Unavailable\n";
-        answer(s);
+    // The on_stop hooks first (once for the server), so that what they push is queued before
+    // anything is ended; then the hub's grace for deferred answers and push streams begins.
+    void begin_stop() override {
+        if (state_ == run_state::stopping) return;
+        state_ = run_state::stopping;
+        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
+        session_.begin_stop();  // answers from now on say Connection: close
+        acceptor_.begin_stop();
+        set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
+                        [this](conn& c) { (void)session_.settle_for_stop(c); });
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
 private:
@@ -214,64 +171,24 @@ private:
         return fate::open;
     }
 
-    // shared: a connection that now waits on a deferred answer is handed to the hub's
-    // processor, not re-armed; an answer that came meanwhile is applied now, else the hub
-    // watches the socket for the client going.
+    // shared: a connection handed to a taker that waits on other threads (an answer made
+    // elsewhere) is taken from the workers by it, not re-armed.
     void event_done(conn& c) {
         if constexpr (set_type::hands_over_deferred) {
-            if (c.state == phase::deferred) return hand_over(c);
+            if (c.state == phase::handed && c.stream->taker->take_from_workers(*this, c)) return;
         }
         set_.event_done(c);
     }
 
-    void hand_over(conn& c) {
-        struct args {
-            event_loop& loop;
-            conn& c;
-        } a{*this, c};
-        set_.anchor().hub->exclusive(
-            [](void* p) {
-                auto& x = *static_cast<args*>(p);
-                deferred_state& s = *x.c.stream->deferred;
-                session<set_type>::bind(x.c, s);
-                if (s.answer_waiting) x.loop.answer(s);  // may re-arm c: not touched after
-                else session<set_type>::hold(x.c, s, *x.loop.set_.anchor().hub);  // nor after this
-            },
-            &a);
-    }
-
-    conn& served(deferred_state& s) noexcept { return static_cast<conn&>(*s.conn); }
-
-    // A push answer's head is written and its stream open: a stop that came first ends it now.
-    fate started_stream(conn& c, deferred_state& s) {
-        s.progress = push_progress::streaming;
-        if (s.at_stop != stop_mark::end_stream) return fate::open;
-        std::string none;
-        return session_.on_push(c, s, none, true);
-    }
-
-    // After an answer or a push: re-armed (shared) once it no longer waits on its answer.
+    // After a handed connection's turn: re-armed (shared) once it is no longer handed.
     void settle(conn& c, fate f) {
-        if (note(f) == fate::open && c.state != phase::deferred) set_.event_done(c);
+        if (note(f) == fate::open && c.state != phase::handed) set_.event_done(c);
     }
 
     // A closed connection frees a descriptor: a paused listener may accept again.
     fate note(fate f) noexcept {
         if (f == fate::closed) acceptor_.on_close();
         return f;
-    }
-
-    // The on_stop hooks first (once for the server), so that what they push is queued before
-    // anything is ended; then the hub's grace for deferred answers and push streams begins.
-    void begin_stop() {
-        if (state_ == run_state::stopping) return;
-        state_ = run_state::stopping;
-        if (opt_.on_stop) set_.once_at_stop([this] { call_guarded([this] { opt_.on_stop(); }, [] {}); });
-        session_.begin_stop();  // answers from now on say Connection: close
-        acceptor_.begin_stop();
-        set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
-                        [this](conn& c) { (void)session_.settle_for_stop(c); });
-        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
     }
 
     std::error_code close_all(std::error_code result) {

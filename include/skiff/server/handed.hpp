@@ -12,6 +12,7 @@ namespace skiff::detail {
 struct connection;
 struct pending_body;
 class door;
+class loop_context;
 
 // Whether the connection an event handler was given is still there afterwards.
 enum class fate : std::uint8_t { open, closed };
@@ -29,6 +30,17 @@ public:
     virtual fate await(door& d, connection& c) = 0;
     // The connection closes while handed (the client went, the server stopped or shed it).
     virtual void abandon() noexcept = 0;
+
+    // Output parked earlier was written, some or all (a taker that counts what the client has
+    // not taken yet).
+    virtual void on_sent(door& d, connection& c) = 0;
+    // Under the shared policy, once the event that handed c over is done: a taker whose
+    // connection waits on other threads takes it from the workers (true: the workers leave
+    // it alone until it is given back through loop_context); else it stays theirs.
+    virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
+    // Every taker implements every operation, even as nothing: a default here would leave
+    // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
+    // into programs that never make it (as loop_hub.hpp explains for the hub).
 };
 
 } // namespace skiff::detail

@@ -4,8 +4,9 @@
 // for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
 // code is compiled only into programs that use the feature, once, whatever the policy.
 //
-// Today streamed request bodies (server/upload.hpp) come through it, and so does the engine's
-// own small taker, body_drop below (an early answer's unread body).
+// Today streamed request bodies (server/upload.hpp) and answers made later, deferred answers
+// and push streams (async/answer_wait.hpp), come through it, and so does the engine's own small
+// taker, body_drop below (an early answer's unread body).
 //
 //   the engine -> a handed connection           the handed connection -> the engine (door)
 //     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
@@ -13,9 +14,13 @@
 //     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
 //     await(door, c)               output written finish(c)               back to serving requests
 //     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
-//                                                 reject(c, status, why)  an error answer, then close
-//                                                 serve_after(c, ...)     the requests behind it
-//                                                 close(c)
+//     on_sent(door, c)             parked output  reject(c, status, why)  an error answer, then close
+//                                  went           serve_after(c, ...)     the requests behind it
+//     take_from_workers(ctx, c)    shared: the    close(c)
+//                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
+//                                                 write_piece, write_last_chunk, flush, after_write,
+//                                                 write_parked, parked, peek, close_after_output,
+//                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
 // c.stream->taker holds the feature's state. finish() gives the state back to the session,
@@ -34,6 +39,7 @@
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handed.hpp"
 #include "skiff/server/hooks.hpp"
+#include "skiff/server/writer.hpp"
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
@@ -63,6 +69,13 @@ struct read_result {
     char* data = nullptr;
     std::size_t size = 0;
 };
+
+// What a look at the socket without reading found (door::peek).
+enum class peek_outcome : std::uint8_t { bytes, retry, ended, failed };
+
+// How a late answer's pushed body is delimited (door::answer_push): none when it has none (a
+// HEAD request, 204, 304).
+enum class push_framing : std::uint8_t { none, chunked, until_close };
 
 // A body not read yet, lent to the route that may take it (response_access::lend_body): the
 // route leaves its taker here. The session fills the rest.
@@ -102,6 +115,28 @@ public:
     virtual fate serve_waiting(connection& c) = 0;
     virtual fate close(connection& c) = 0;
 
+    // For answers made elsewhere and written later (async/answer_wait.hpp).
+    // The server stops: every answer says Connection: close.
+    virtual bool stopping() const noexcept = 0;
+    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
+    // the status, the fields and res.stream(type, ...).
+    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
+    virtual void write_last_chunk() = 0;
+    // The batch to the socket, and what the connection waits for next given what was written.
+    virtual write_status flush(connection& c) = 0;
+    virtual write_status write_parked(connection& c) = 0;
+    virtual fate after_write(connection& c, write_status w) = 0;
+    // Output written by neither: the client has not taken it yet.
+    virtual std::size_t parked(const connection& c) const noexcept = 0;
+    virtual peek_outcome peek(connection& c) = 0;
+    // No more requests: the connection closes once its output is written.
+    virtual void close_after_output(connection& c) = 0;
+    // The answer is written (or in the batch): the connection is no longer handed and goes on
+    // as after a streamed body (the requests that waited are served once it is writable);
+    // while the server stops it closes after the answer instead.
+    virtual void answered(connection& c) = 0;
+
 protected:
     ~door() = default;
 };
@@ -134,6 +169,8 @@ public:
     }
 
     void abandon() noexcept override {}
+    void on_sent(door&, connection&) override {}
+    bool take_from_workers(loop_context&, connection&) override { return false; }
 
 private:
     std::size_t take(door& d, connection& c, std::size_t len) {

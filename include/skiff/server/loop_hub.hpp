@@ -1,7 +1,8 @@
 // What a loop and its deferred answers share, as interfaces only: the state of one deferred
-// answer (deferred_state), the loop's side of applying it (loop_context, implemented by
-// event_loop), and the hub that carries work to the loop from other threads (loop_hub,
-// implemented by async/hub.hpp).
+// answer (deferred_state), the loop's side (loop_context, implemented by event_loop: it runs a
+// handed connection's turn through the session's door, knowing nothing of answers), and the
+// hub that carries work to the loop from other threads (loop_hub, implemented by
+// async/hub.hpp). The code that applies an answer is async/answer_wait.hpp's.
 //
 // It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
 // which a program instantiates only by deferring or by asking a server for its loop. So the
@@ -22,6 +23,7 @@
 #include "skiff/http/response.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/poller/poller.hpp"
+#include "skiff/server/handed.hpp"
 #include "skiff/server/push_ledger.hpp"
 
 #include <atomic>       // flags and byte counts read by producers on other threads
@@ -146,15 +148,22 @@ inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
     tell_if_drained(s);
 }
 
-// The loop's side, called by the hub on the thread that serves the connection.
+// The loop's side, called by the hub on the thread that serves the connection. It knows
+// nothing of answers: the feature's code (async/answer_wait.hpp) runs through the door of the
+// session that serves the connection, and the loop only settles the connection afterwards.
 class loop_context {
 public:
-    virtual void answer(deferred_state& s) = 0;                                 // `done` was won: write it
-    virtual void push(deferred_state& s, std::string& bytes, bool last) = 0;  // more of a push stream
-    virtual void give_up(deferred_state& s) = 0;                              // the deadline passed
-    virtual void socket_ready(deferred_state& s) = 0;  // shared: the socket watched for s is ready
-    // stop_grace passed: 503 if not completed, else its push stream ends (docs/stopping.md)
-    virtual void end_for_stop(deferred_state& s) = 0;
+    using handed_call = fate (*)(door& d, connection& c, void* arg);
+    // Whether a deadline the shared policy's reaper found passed comes first (an event on the
+    // connection's socket), as for any event the loop serves.
+    enum class expiry : std::uint8_t { ignored, served_first };
+
+    // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
+    // and under shared c goes back to the workers once it is no longer handed.
+    virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
+    // The server stops: answers from now on say Connection: close (a stop the hub saw before
+    // this loop looked at the stop flag).
+    virtual void begin_stop() = 0;
 
 protected:
     ~loop_context() = default;

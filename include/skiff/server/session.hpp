@@ -13,17 +13,13 @@
 // calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
 // itself: the writer (writer.hpp) does.
 //
-// Deferred answers (response::defer) are applied here too, when the hub (async/hub.hpp) brings
-// them to the loop: on_answer() writes a completed answer, on_push() more of a push stream, and
-// the connection then goes on with the requests that waited behind it. While a connection waits
-// on an answer it parses nothing more (the simplest rule that keeps answers in request order):
-// what was read stays in its tail, nothing more is read, and a readable event only tells
-// whether the client went (deferred_state::cancelled).
-//
 // A route that takes its body unread (a streamed upload, server/upload.hpp) is run once the
-// head is in (route_body()); the connection is then handed to what it returned through the
-// door of handover.hpp (phase::handed), which knows nothing of uploads: the taker reads the
-// body itself and gives the connection back when it is done.
+// head is in (route_body()), and a handler that answers later (response::defer) leaves what
+// will answer; either way the connection is handed through the door of handover.hpp
+// (phase::handed) to that taker, of which the session knows nothing more: the taker reads,
+// writes and waits through the door, and gives the connection back when it is done. While a
+// connection is handed it parses nothing more (the simplest rule that keeps answers in request
+// order): what was read stays in its tail.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -142,7 +138,7 @@ public:
     fate on_writable(conn& c) {
         if (!c.out.empty()) {
             write_status w = writer_.write_parked(c);
-            if (SKIFF_UNLIKELY(c.state == phase::deferred)) note_push_sent(c);
+            if (SKIFF_UNLIKELY(c.state == phase::handed)) c.stream->taker->on_sent(door_, c);
             return after_write(c, w);
         }
         if (c.state == phase::streaming) return pump(c);
@@ -174,7 +170,7 @@ public:
     // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::deferred || c.state == phase::handed;
+        bool working = c.state == phase::streaming || c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -186,7 +182,7 @@ public:
     // batch is dispatched), whose stale event must leave it alone.
     // One waiting for memory (memory_budget.hpp) is not watched either, and gone likewise.
     fate on_unwatched_event(conn& c) {
-        bool may_wait_unwatched = c.state == phase::deferred || c.state == phase::body || c.state == phase::handed;
+        bool may_wait_unwatched = c.state == phase::body || c.state == phase::handed;
         if (!may_wait_unwatched && !set_.waits_for_memory(c)) return fate::open;
         if (c.fd < 0) return fate::open;
         return close(c);
@@ -197,7 +193,6 @@ public:
     // flush would otherwise send them (a recycled connection once got a closed one's head).
     fate close(conn& c) {
         writer_.batch().clear();
-        if (c.stream && c.stream->deferred) unlink(c, *c.stream->deferred, link_end::gone);
         if (c.stream && c.stream->taker) c.stream->taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) release_in(c);
@@ -207,75 +202,12 @@ public:
         return fate::closed;
     }
 
-    // ---- deferred answers (called by the loop, on the thread that serves c) ---------------
-
-    // s was completed (or given up on) and `done` won: write it, and go on with the requests
-    // that waited behind it.
-    fate on_answer(conn& c, deferred_state& s) {
-        bool close = final_phase(c) >= phase::closing || serving_ == serving::until_stop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, s.head_request, close, s.http10);
-        response_access::restore_fields(res_, s.head_fields);  // the chain's, before defer()
-        res_.status(s.status);
-        for (auto& f : s.fields) res_.header(f.first, f.second);
-        if (s.kind == answer_kind::push) return start_push(c, s, start);
-        res_.body(s.body, s.content_type);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-        finish_deferred(c, s);
-        return after_write(c, writer_.flush(c));
-    }
-
-    // More of a push stream (and, with `last`, its end), framed as its head said.
-    fate on_push(conn& c, deferred_state& s, std::string& bytes, bool last) {
-        s.queued.fetch_sub(bytes.size(), std::memory_order_relaxed);
-        // Past max_push_buffer. From start_push the stream's head is still in the loop's
-        // batch: close() drops it with the connection.
-        if (s.overflowed.load(std::memory_order_relaxed)) return close(c);
-        stream_state& st = *c.stream;
-        if (!bytes.empty()) writer_.append_piece(st.framing, bytes.data(), bytes.size());
-        if (last) {
-            if (st.framing == stream_framing::chunked) writer_.append_last_chunk();
-            else close_after_output(c, phase::closing);  // until_close: the end is the close
-            finish_deferred(c, s);
-        }
-        write_status w = writer_.flush(c);
-        if (last || w == write_status::failed) return after_write(c, w);
-        std::size_t parked = writer_type::pending(c);
-        s.parked.store(parked, std::memory_order_relaxed);
-        if (static_cast<std::int64_t>(parked) > s.push_limit) return close(c);  // the client does not read
-        if (SKIFF_UNLIKELY(note_pushed(c, s) == fate::closed)) return fate::closed;
-        if constexpr (Set::hands_over_deferred)
-            if (parked != 0) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
-        tell_if_drained(s);
-        return after_write(c, w);
-    }
-
-    // shared: the hub saw the socket of a connection it holds ready (loop_hub::watch_socket):
-    // readable while the answer is awaited (the client went, or sent more), or writable for a
-    // push stream's parked bytes.
-    fate on_held_socket_ready(conn& c, deferred_state& s) {
-        if (s.socket_watch == watch_read) {
-            s.socket_watch = watch_none;  // one-shot: it fired
-            return on_deferred_readable(c);
-        }
-        write_status w = c.out.empty() ? write_status::drained : writer_.write_parked(c);
-        if (w == write_status::failed) return close(c);
-        note_push_sent(c);
-        if (!c.out.empty()) set_.anchor().hub->watch_socket(s, c.fd, watch_write);
-        return after_write(c, w);
-    }
-
-    // shared: the worker that read the request hands the connection to the hub's processor.
-    static void bind(conn& c, deferred_state& s) noexcept {
-        s.conn = &c;
-        s.link = link_state::bound;
-    }
-
-    // shared, after bind() with no answer yet: the hub watches for the client going, as
-    // await_answer() has the loop do under the other policies, unless it sent more already.
-    static void hold(conn& c, deferred_state& s, loop_hub& hub) {
-        if (c.watching & watch_read) hub.watch_socket(s, c.fd, watch_read);
+    // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
+    // answer made on another thread), on the thread that serves c.
+    fate serve_handed(conn& c, loop_context::handed_call call, void* arg) {
+        fate f = call(door_, c, arg);
+        retired_.reset();  // a taker that finished during the call
+        return f;
     }
 
 private:
@@ -404,7 +336,7 @@ private:
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
-        else if (SKIFF_UNLIKELY(response_access::deferred(res_))) start_deferred(c);
+        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 
@@ -416,15 +348,15 @@ private:
         call_guarded([&] { opt_.on_error(what, req_); }, [] {});
     }
 
-    // respond() with a response hook: the answer is timed and measured, then reported (a
-    // deferred one when it comes, in on_answer).
+    // respond() with a response hook: the answer is timed and measured, then reported (one
+    // made later when it is written, through the door).
     SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
         std::size_t start = writer_.batch().size();
         outcome_ = rejection::none;
         auto began = std::chrono::steady_clock::now();
         answer_request(c);
         auto took = std::chrono::steady_clock::now() - began;
-        if (c.state == phase::deferred) return;
+        if (c.state == phase::handed) return;
         const request_head& head = request_access::head(req_);
         response_event e;
         e.reason = outcome_;
@@ -435,14 +367,6 @@ private:
         e.method = head.method_name;
         e.target = head.target;
         e.version = version_text(head.version_minor);
-        report(c, e);
-    }
-
-    // A deferred answer, now written: its request is gone, so only what the answer says.
-    SKIFF_NOINLINE void report_deferred(conn& c, std::size_t bytes) {
-        response_event e;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
         report(c, e);
     }
 
@@ -518,6 +442,7 @@ private:
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
     SKIFF_NOINLINE void answer_internal_error() {
+        std::unique_ptr<handed> dropped(response_access::take_taker(res_));  // it deferred, then threw
         response_access::discard(res_);
         res_.status(500);
         if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
@@ -596,7 +521,6 @@ private:
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
-        case phase::deferred: return await_answer(c);
         case phase::handed: return c.stream->taker->await(door_, c);
         }
         return fate::open;
@@ -618,7 +542,7 @@ private:
 
     // ---- close --------------------------------------------------------------------------
 
-    // The phase the connection ends its current work in: a stream's (or deferred answer's)
+    // The phase the connection ends its current work in: a stream's (or a handed connection's)
     // `then` while there is one.
     static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
@@ -653,148 +577,30 @@ private:
         return fate::open;
     }
 
-    // ---- deferred answers -------------------------------------------------------------------
+    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
 
-    // Kept out of respond(), which must stay small enough to inline into serve(): measured 29
-    // instructions a request when this was inlined into it (callgrind, contract app).
-    SKIFF_NOINLINE void start_deferred(conn& c) {
-        deferred_state* s = response_access::take_deferred(res_);
-        c.stream.reset(new stream_state{nullptr, stream_framing::chunked, 0, phase::reading, s});
-        c.state = phase::deferred;
-        // The single and sharded loops apply answers themselves, between events; under shared
-        // the connection is handed over when this event is done (event_loop.hpp).
-        if constexpr (!Set::hands_over_deferred) bind(c, *s);
+    // The handler answers later (response::defer): the connection is handed to what defer()
+    // left. Kept out of respond(), which must stay small enough to inline into serve(): 29
+    // instructions a request when this was inlined into it (callgrind, contract app). The
+    // taker that called answer() (door::answer) is not freed here: it is still running.
+    SKIFF_NOINLINE void hand_over_answer(conn& c) {
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker.reset(response_access::take_taker(res_));
+        c.state = phase::handed;
+        pending_body none;
+        (void)c.stream->taker->begin(door_, c, none, nullptr, 0);
     }
 
-    // A push stream's head: chunked (HTTP/1.1) or ended by the close (HTTP/1.0); a HEAD
-    // request or a status without content has no body, and the stream ends at once.
-    // `start`: where its head begins in the batch, for a response hook (which sees the head).
-    fate start_push(conn& c, deferred_state& s, std::size_t start) {
-        res_.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_deferred(c, writer_.batch().size() - start);
-        bool has_body = response_access::streaming(res_);
-        (void)response_access::take_source(res_);
-        c.stream->framing = response_access::stream_chunked(res_) ? stream_framing::chunked : stream_framing::until_close;
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-        if (!has_body) {
-            finish_deferred(c, s);
-            return after_write(c, writer_.flush(c));
-        }
-        if (opt_.push_socket_buffer != 0) limit_send_buffer(c.fd, opt_.push_socket_buffer);  // options.hpp: why
-        std::string early;
-        early.swap(s.early);
-        return on_push(c, s, early, s.early_last);
-    }
-
-    // The answer is written (or in the batch): the connection goes on as a stream's would, or,
-    // while the server stops, closes after it (a push stream's head said nothing of closing).
-    void finish_deferred(conn& c, deferred_state& s) {
-        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
-        unlink(c, s, link_end::answered);
-        phase then = c.stream->then;
-        c.stream.reset();
-        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
-        if (c.state == phase::reading || c.state == phase::waiting)
-            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
-    }
-
-    enum class link_end : std::uint8_t { answered, gone };
-
-    // The connection stops waiting on s: later completions find it unlinked and are dropped.
-    // Under the hub's process lock, since under shared the processor may be looking at s.
-    SKIFF_NOINLINE void unlink(conn& c, deferred_state& s, link_end why) {
-        struct args {
-            deferred_state& s;
-            link_end why;
-            loop_hub* hub;
-            push_ledger<deferred_state>* pushes;
-        } a{s, why, set_.anchor().hub, &set_.anchor().pushes};
-        c.stream->deferred = nullptr;
-        std::function<void()> settled = std::move(s.on_settled);  // s may be freed by forget()
-        s.on_settled = nullptr;
-        a.hub->exclusive(
-            [](void* p) {
-                auto& x = *static_cast<args*>(p);
-                x.s.conn = nullptr;
-                x.s.link = link_state::finished;
-                x.s.push.store(push_state::closed, std::memory_order_relaxed);
-                if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
-                tell_ended(x.s);      // a producer waiting on on_writable stops
-                x.pushes->forget(x.s);  // it holds no unsent push output from now on
-                x.hub->forget(x.s);   // last: its timer may hold the last reference to s
-            },
-            &a);
-        if (settled) call_guarded([&] { settled(); }, [] {});  // outside the hub's lock: it may post
-    }
-
-    // A push stream's parked bytes went (some or all): the producer sees it in buffered(), and
-    // on_writable hears once the backlog is down to half.
-    SKIFF_NOINLINE void note_push_sent(conn& c) {
-        if (!c.stream || c.stream->deferred == nullptr) return;
-        deferred_state& s = *c.stream->deferred;
-        s.parked.store(writer_type::pending(c), std::memory_order_relaxed);
-        set_.anchor().pushes.note(s, c.out.capacity());  // less held, or none: no shedding
-        tell_if_drained(s);
-    }
-
-    // A push stream's parked output grew: the ledger hears, and while push output together
-    // holds more than its share of the budget, the stream that stalled longest is shed
-    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
-    fate note_pushed(conn& c, deferred_state& s) {
-        push_ledger<deferred_state>& pushes = set_.anchor().pushes;
-        pushes.note(s, c.out.capacity());
-        while (pushes.over()) {
-            deferred_state* oldest = pushes.oldest();
-            conn& victim = *static_cast<conn*>(oldest->conn);
-            shed(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
-    }
-
-    // A push stream cut to free memory: its unsent bytes are dropped with the socket (the
-    // client is not taking them), and the producer hears `closed` (unlink) as for a client gone.
-    SKIFF_NOINLINE void shed(conn& c) {
-        discard_unsent_on_close(c.fd);
-        close(c);
-    }
-
-    // Waiting on the answer: watch for the client going (unless it already sent more, which
-    // waits in the kernel), and keep a deadline past the hub's own, as a last resort.
-    fate await_answer(conn& c) {
-        set_.watch(c, static_cast<std::uint8_t>(c.stream->quiet ? watch_none : watch_read));
-        arm(c, deadline_kind::deferred);
-        return fate::open;
-    }
-
-    // Readable while waiting: a peek tells pipelined bytes (stop watching: they wait) from an
-    // end of input (the client half-closed: still answered, but told it went) or an error.
-    SKIFF_NOINLINE fate on_deferred_readable(conn& c) {
-        char byte;
-        ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
-        if (n < 0 && retry_later()) return fate::open;
-        if (n < 0) return close(c);
-        if (n == 0) {
-            c.stream->deferred->cancelled.store(true, std::memory_order_relaxed);
-            close_after_output(c, phase::closing);
-        }
-        c.stream->quiet = true;
-        set_.watch(c, static_cast<std::uint8_t>(c.watching & ~watch_read));
-        return fate::open;
-    }
-
-    // The connection's own deadline while it waits: the hub answers at deferred_timeout;
-    // this closes it a write_timeout later if even that answer could not be written.
-    std::int64_t deferred_guard_ms() const noexcept {
+    // The deadline of a connection that awaits an answer made elsewhere: the hub answers at
+    // deferred_timeout; this closes it a write_timeout later if even that answer could not be
+    // written.
+    std::int64_t awaited_guard_ms() const noexcept {
         std::int64_t d = opt_.deferred_timeout.count();
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
     }
 
-    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
-
     SKIFF_NOINLINE fate on_other_readable(conn& c) {
         if (c.state == phase::lingering) return discard_input(c);
-        if (c.state == phase::deferred) return on_deferred_readable(c);
         fate f = c.stream->taker->on_readable(door_, c);
         retired_.reset();  // a taker that finished during the event (door::finish)
         return f;
@@ -829,13 +635,16 @@ private:
         response_access::lend_body(res_, &body);
         call_guarded([&] { router_.serve(req_, res_); }, [&] { answer_internal_error(); });
         response_access::lend_body(res_, nullptr);
+        // An answer deferred before the body is read is not taken up: the route answers here
+        // or through its taker (a handler that defers, does so at the body's end).
+        std::unique_ptr<handed> unsupported(response_access::take_taker(res_));
         if (body.taker && !res_.sent()) {
             body.context.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
             return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
         }
         body.taker.reset();
         if (!res_.sent()) res_.end();
-        bool reported = !response_access::deferred(res_) && static_cast<bool>(opt_.on_response);
+        bool reported = !unsupported && static_cast<bool>(opt_.on_response);
         if (SKIFF_UNLIKELY(reported)) report_late(c, body.context, writer_.batch().size() - start);
         if (res_.closes_connection()) {  // a body too large to drop, or 100 Continue asked
             close_after_output(c, phase::draining);
@@ -926,6 +735,29 @@ private:
         }
         fate close(connection& c) override { return s_.close(own(c)); }
 
+        bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
+        push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
+            return s_.answer_push(own(c), ctx, fn);
+        }
+        void write_piece(push_framing framing, std::string_view bytes) override {
+            stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
+            s_.writer_.append_piece(f, bytes.data(), bytes.size());
+        }
+        void write_last_chunk() override { s_.writer_.append_last_chunk(); }
+        write_status flush(connection& c) override { return s_.writer_.flush(own(c)); }
+        write_status write_parked(connection& c) override { return s_.writer_.write_parked(own(c)); }
+        fate after_write(connection& c, write_status w) override { return s_.after_write(own(c), w); }
+        std::size_t parked(const connection& c) const noexcept override { return writer_type::pending(c); }
+        peek_outcome peek(connection& c) override {
+            char byte;
+            ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+            if (n > 0) return peek_outcome::bytes;
+            if (n == 0) return peek_outcome::ended;
+            return retry_later() ? peek_outcome::retry : peek_outcome::failed;
+        }
+        void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
+        void answered(connection& c) override { s_.answered(own(c)); }
+
     private:
         static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
         session& s_;
@@ -933,20 +765,51 @@ private:
 
     // Answers a request whose head is gone, as a handler would (door::answer).
     void answer_late(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
-        bool close = ctx.close || serving_ == serving::until_stop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
-        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        std::size_t start = start_late(c, ctx);
         call_guarded([&] { if (fn) fn(res_); },
                      [&] {
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        bool later = response_access::deferred(res_);  // reported when written, in on_answer
+        bool later = response_access::hands_over(res_);  // reported when written, through the door
         if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
         if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
-        else if (later) start_deferred(c);
+        else if (later) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
+    }
+
+    // A late answer's head, its body pushed later (door::answer_push).
+    push_framing answer_push(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
+        std::size_t start = start_late(c, ctx);
+        fn(res_);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
+        bool has_body = response_access::streaming(res_);
+        (void)response_access::take_source(res_);
+        if (res_.closes_connection()) close_after_output(c, phase::closing);
+        if (!has_body) return push_framing::none;
+        return response_access::stream_chunked(res_) ? push_framing::chunked : push_framing::until_close;
+    }
+
+    // A late answer starts with the fields the chain set before it was put off; it closes the
+    // connection if the request asked, if the connection already ends after it, or while the
+    // server stops. Returns where it begins in the batch, for a response hook.
+    std::size_t start_late(conn& c, const answer_context& ctx) {
+        bool close = ctx.close || final_phase(c) >= phase::closing || serving_ == serving::until_stop;
+        std::size_t start = writer_.batch().size();
+        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
+        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
+        return start;
+    }
+
+    // The late answer is written (door::answered): as finish(), then on as after a stream.
+    void answered(conn& c) {
+        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
+        retired_ = std::move(c.stream->taker);
+        phase then = c.stream->then;
+        c.stream.reset();
+        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+        if (c.state == phase::reading || c.state == phase::waiting)
+            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
     }
 
     // ---- deadlines ----------------------------------------------------------------------
@@ -964,7 +827,7 @@ private:
         case deadline_kind::body: return opt_.body_timeout.count();
         case deadline_kind::write: return opt_.write_timeout.count();
         case deadline_kind::linger: return opt_.linger_timeout.count();
-        case deadline_kind::deferred: return deferred_guard_ms();
+        case deadline_kind::awaited: return awaited_guard_ms();
         case deadline_kind::paused: return set_.tick_ms();
         }
         return opt_.idle_timeout.count();

@@ -223,6 +223,10 @@ public:
         call_guarded([&] { f(); }, [] {});
     }
 
+    void on_sent(door&, connection&) override {}
+    // shared: a worker waits for a resume itself (wait_if_worker); the connection stays its.
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
 private:
     // Gives the route the body bytes at data[0, len); returns those that were its body.
     std::size_t take(door& d, connection& c, char* data, std::size_t len) {
