@@ -38,7 +38,6 @@ LAYERS = {
 
 # (file under the root, included part): why it is tolerated, and what removes it.
 KNOWN = {
-    ("skiff/detail/file_body.hpp", "platform"): "sendfile wrapper; issue 29 moves file bodies to files/",
     ("skiff/server/runners.hpp", "async"): "the hub of deferred answers; issue 29 puts it behind the door",
     ("skiff/server/server.hpp", "files"): "basic_server::serve_dir; issue 29 splits app/ from the engine",
 }

@@ -1228,107 +1228,6 @@ inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
 
 #endif // SKIFF_PLATFORM_SOCKET_HPP
 // end skiff/platform/socket.hpp
-// begin skiff/detail/file_body.hpp
-// A response body that is a range of an open file (response::file), and the call that moves
-// the next part of it to a socket: sendfile(2) on Linux, so the bytes go from the page cache
-// to the socket without passing through user space; elsewhere pread into the loop's scratch
-// buffer and send.
-//
-// It does not decide when to send (the writer does, after the head and every earlier
-// response have left) nor what to do after a short or failed send (the writer reports it).
-// Invariants: `left` is the bytes still owed from `offset`; the descriptor is owned and closed
-// with the body, however the response ends (complete, client gone, stop()).
-#ifndef SKIFF_DETAIL_FILE_BODY_HPP
-#define SKIFF_DETAIL_FILE_BODY_HPP
-
-
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint64_t
-#include <sys/types.h>  // off_t, ssize_t
-#include <unistd.h>     // pread
-
-#if defined(__linux__)
-#include <csignal>         // sigset_t, SIGPIPE
-#include <ctime>           // timespec for sigtimedwait
-#include <pthread.h>       // pthread_sigmask: this thread only
-#include <sys/sendfile.h>  // sendfile
-#endif // __linux__
-
-namespace skiff::detail {
-
-struct file_body {
-    unique_fd fd;
-    std::uint64_t offset = 0;
-    std::uint64_t left = 0;
-};
-
-#if defined(__linux__)
-// sendfile has no MSG_NOSIGNAL: a peer that reset would raise SIGPIPE and kill the process.
-// While this lives SIGPIPE is blocked on the calling thread, and one raised meanwhile is
-// taken off the pending set before the old mask comes back (the error still reaches the
-// caller as EPIPE). One guard covers a writer's whole turn, not each call.
-class sigpipe_guard {
-public:
-    sigpipe_guard() noexcept {
-        sigemptyset(&pipe_);
-        sigaddset(&pipe_, SIGPIPE);
-        ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    }
-    ~sigpipe_guard() {
-        if (sigismember(&old_, SIGPIPE) == 1) return;  // blocked before: the caller's to handle
-        sigset_t pending;
-        if (::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
-            timespec now{0, 0};
-            ::sigtimedwait(&pipe_, nullptr, &now);
-        }
-        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    }
-    sigpipe_guard(const sigpipe_guard&) = delete;
-    sigpipe_guard& operator=(const sigpipe_guard&) = delete;
-
-private:
-    sigset_t pipe_;
-    sigset_t old_;
-};
-#else
-struct sigpipe_guard {};  // the fallback sends with send_some, which never raises SIGPIPE
-#endif // __linux__
-
-inline void advance(file_body& f, ssize_t n) noexcept {
-    if (n <= 0) return;
-    f.offset += static_cast<std::uint64_t>(n);
-    f.left -= static_cast<std::uint64_t>(n);
-}
-
-// One call's worth of f to the socket, at most `cap` bytes: returns the bytes sent (advancing
-// f), 0 when the file ended before `left` did (it shrank), or -1 with errno.
-#if defined(__linux__)
-inline constexpr std::size_t file_send_cap = std::size_t{1} << 21;  // the kernel reads the file
-
-inline ssize_t send_file_some(int socket, file_body& f, char*, std::size_t cap) noexcept {
-    std::size_t want = f.left < cap ? static_cast<std::size_t>(f.left) : cap;
-    off_t at = static_cast<off_t>(f.offset);
-    ssize_t n = ::sendfile(socket, f.fd.get(), &at, want);
-    advance(f, n);
-    return n;
-}
-#else
-inline constexpr std::size_t file_send_cap = 0;  // through scratch: the writer's piece size
-
-inline ssize_t send_file_some(int socket, file_body& f, char* scratch, std::size_t cap) noexcept {
-    std::size_t want = f.left < cap ? static_cast<std::size_t>(f.left) : cap;
-    ssize_t got = ::pread(f.fd.get(), scratch, want, static_cast<off_t>(f.offset));
-    if (got <= 0) return got;
-    ssize_t n = send_some(socket, scratch, static_cast<std::size_t>(got));
-    advance(f, n);
-    return n;
-}
-#endif // __linux__
-
-} // namespace skiff::detail
-
-#endif // SKIFF_DETAIL_FILE_BODY_HPP
-// end skiff/detail/file_body.hpp
 // begin skiff/platform/listen_error.hpp
 // The errors listen(), listen_unix(), adopt(), listen_systemd() and start() report beyond
 // errno: each a std::error_code whose message() names the cause. System call failures stay in
@@ -3712,6 +3611,7 @@ struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 class handed;           // server/handed.hpp
+class file_send;        // files/file_send.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -3920,6 +3820,9 @@ public:
     // sent, when the client goes, or at once for HEAD or a status without content. On Linux
     // the kernel copies it (sendfile), after the head and every earlier response of the batch
     // have left. A file that shrinks meanwhile closes the connection, as a short stream does.
+    // A template only so that a program that never calls it compiles none of it (the
+    // sending is files/file_send.hpp's, which the connection is handed to).
+    template <class Sender = detail::file_send>
     void file(int fd, std::uint64_t offset, std::uint64_t length, std::string_view content_type) {
         detail::unique_fd owned(fd);
         if (sent_) return;
@@ -3928,10 +3831,7 @@ public:
         write_head(content ? content_type : std::string_view(), length,
                    content ? framing::content_length : framing::no_content, 0);
         if (!content || omit_body_ || length == 0) return;
-        source_ = [](char*, std::size_t) -> std::size_t { return 0; };  // a body follows: file_
-        stream_length_ = length;
-        stream_chunked_ = false;
-        file_.reset(new detail::file_body{std::move(owned), offset, length});
+        taker_ = new Sender(typename Sender::body{std::move(owned), offset, length});  // the loop owns it from here
     }
 
     // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the
@@ -4110,7 +4010,6 @@ private:
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
-    std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
@@ -4142,10 +4041,10 @@ struct response_access {
         r.http10_ = http10;
         r.close_ = close;
         r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.deferred_ = nullptr;
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
-        r.file_.reset();
         // A handler that deferred, then threw: its handle answers nothing. Its taker is the
         // loop's to drop (take_taker), as only the loop knows the type.
         r.deferred_ = nullptr;
@@ -4153,7 +4052,6 @@ struct response_access {
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
     static body_source take_source(response& r) noexcept { return std::move(r.source_); }
-    static std::unique_ptr<file_body> take_file(response& r) noexcept { return std::move(r.file_); }
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
@@ -4163,7 +4061,6 @@ struct response_access {
     static handed* take_taker(response& r) noexcept {
         handed* t = r.taker_;
         r.taker_ = nullptr;
-        r.deferred_ = nullptr;
         return t;
     }
     static bool hands_over(const response& r) noexcept { return r.taker_ != nullptr; }
@@ -5243,6 +5140,1035 @@ bool accepts_coding(const Lines& field, std::string_view coding) noexcept {
 #ifndef SKIFF_FILES_SERVE_DIR_HPP
 #define SKIFF_FILES_SERVE_DIR_HPP
 
+// begin skiff/files/file_send.hpp
+// A file body on its way to the client (response::file): what the connection is handed to,
+// through the engine's door (server/handover.hpp), once the response's head is in the batch.
+// It sends the file after the head and every earlier response of the batch have left
+// (sendfile on Linux, file_body.hpp), a few calls an event so that one large file does not
+// hold the loop, and gives the connection back when the last byte is sent.
+//
+// The engine knows none of this: a program that never sends a file compiles none of it
+// (tests/compile/no_feature_symbols.cmake).
+//
+// Invariants: the descriptor is closed with this state, however the response ends (sent,
+// client gone, stop()). A file that shrinks while it is sent leaves the framing short, so the
+// connection closes after what was sent, as after a short stream. After door::close() or
+// door::answered() nothing of this state is touched (the first frees it, the second retires it).
+#ifndef SKIFF_FILES_FILE_SEND_HPP
+#define SKIFF_FILES_FILE_SEND_HPP
+
+// begin skiff/files/file_body.hpp
+// A response body that is a range of an open file (response::file), and the call that moves
+// the next part of it to a socket: sendfile(2) on Linux, so the bytes go from the page cache
+// to the socket without passing through user space; elsewhere pread into the loop's scratch
+// buffer and send.
+//
+// It does not decide when to send (file_send.hpp does, after the head and every earlier
+// response have left) nor what to do after a short or failed send.
+// Invariants: `left` is the bytes still owed from `offset`; the descriptor is owned and closed
+// with the body, however the response ends (complete, client gone, stop()).
+#ifndef SKIFF_FILES_FILE_BODY_HPP
+#define SKIFF_FILES_FILE_BODY_HPP
+
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint64_t
+#include <sys/types.h>  // off_t, ssize_t
+#include <unistd.h>     // pread
+
+#if defined(__linux__)
+#include <csignal>         // sigset_t, SIGPIPE
+#include <ctime>           // timespec for sigtimedwait
+#include <pthread.h>       // pthread_sigmask: this thread only
+#include <sys/sendfile.h>  // sendfile
+#endif // __linux__
+
+namespace skiff::detail {
+
+struct file_body {
+    unique_fd fd;
+    std::uint64_t offset = 0;
+    std::uint64_t left = 0;
+};
+
+#if defined(__linux__)
+// sendfile has no MSG_NOSIGNAL: a peer that reset would raise SIGPIPE and kill the process.
+// While this lives SIGPIPE is blocked on the calling thread, and one raised meanwhile is
+// taken off the pending set before the old mask comes back (the error still reaches the
+// caller as EPIPE). One guard covers a writer's whole turn, not each call.
+class sigpipe_guard {
+public:
+    sigpipe_guard() noexcept {
+        sigemptyset(&pipe_);
+        sigaddset(&pipe_, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    }
+    ~sigpipe_guard() {
+        if (sigismember(&old_, SIGPIPE) == 1) return;  // blocked before: the caller's to handle
+        sigset_t pending;
+        if (::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+            timespec now{0, 0};
+            ::sigtimedwait(&pipe_, nullptr, &now);
+        }
+        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+    sigpipe_guard(const sigpipe_guard&) = delete;
+    sigpipe_guard& operator=(const sigpipe_guard&) = delete;
+
+private:
+    sigset_t pipe_;
+    sigset_t old_;
+};
+#else
+struct sigpipe_guard {};  // the fallback sends with send_some, which never raises SIGPIPE
+#endif // __linux__
+
+inline void advance(file_body& f, ssize_t n) noexcept {
+    if (n <= 0) return;
+    f.offset += static_cast<std::uint64_t>(n);
+    f.left -= static_cast<std::uint64_t>(n);
+}
+
+// One call's worth of f to the socket, at most `cap` bytes: returns the bytes sent (advancing
+// f), 0 when the file ended before `left` did (it shrank), or -1 with errno.
+#if defined(__linux__)
+inline constexpr std::size_t file_send_cap = std::size_t{1} << 21;  // the kernel reads the file
+
+inline ssize_t send_file_some(int socket, file_body& f, char*, std::size_t cap) noexcept {
+    std::size_t want = f.left < cap ? static_cast<std::size_t>(f.left) : cap;
+    off_t at = static_cast<off_t>(f.offset);
+    ssize_t n = ::sendfile(socket, f.fd.get(), &at, want);
+    advance(f, n);
+    return n;
+}
+#else
+inline constexpr std::size_t file_send_cap = 0;  // through scratch: the writer's piece size
+
+inline ssize_t send_file_some(int socket, file_body& f, char* scratch, std::size_t cap) noexcept {
+    std::size_t want = f.left < cap ? static_cast<std::size_t>(f.left) : cap;
+    ssize_t got = ::pread(f.fd.get(), scratch, want, static_cast<off_t>(f.offset));
+    if (got <= 0) return got;
+    ssize_t n = send_some(socket, scratch, static_cast<std::size_t>(got));
+    advance(f, n);
+    return n;
+}
+#endif // __linux__
+
+} // namespace skiff::detail
+
+#endif // SKIFF_FILES_FILE_BODY_HPP
+// end skiff/files/file_body.hpp
+// begin skiff/server/connection.hpp
+// One connection's state between events: the bytes of an incomplete request, output a short
+// write left behind, parser state, its deadline, and its phase. An idle keep-alive connection
+// owns no buffer, so it costs sizeof(connection) (checked by a test) plus the kernel's socket.
+//
+// It does not act: the session (session.hpp) moves it from phase to phase, the writer
+// (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
+// slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
+// `stream` is set exactly while the phase is streaming or handed.
+//
+// The phases (enum phase below), and what moves a connection between them:
+//
+//   reading         --head complete, Expect and body deadline acted on--> body
+//   reading, body   --request answered-------------------------------->  reading
+//   reading, body   --answers pass write_high_water------------------->  waiting (the rest stays in `in`)
+//   reading, body   --the answer is a streamed body------------------->  streaming
+//   reading, body   --answer says close, client EOF, stop()---------->  closing
+//   reading, body   --framing or limit error, unread requests behind-->  draining
+//   waiting         --the client took the output: serve what waited-->  reading
+//   streaming       --body complete---------------------------------->  stream_state::then
+//                                                     (reading, or waiting when requests wait; closing; draining)
+//   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
+//                     answers later (handover.hpp: the door)
+//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
+//                                                     (as streaming: waiting when requests wait)
+//   closing         --output written---------------------------------> closed
+//   draining        --output written: shut the write side------------> lingering
+//   lingering       --EOF, or the linger deadline--------------------> closed
+//   any             --reset, send error, idle or write deadline-------> closed
+#ifndef SKIFF_SERVER_CONNECTION_HPP
+#define SKIFF_SERVER_CONNECTION_HPP
+
+// begin skiff/server/handed.hpp
+// What a feature that takes a connection over implements (server/handover.hpp has the door it
+// is given and the whole protocol), and the fate every event handler returns. Kept apart from
+// handover.hpp so that a connection (connection.hpp) can own a handed state by its base.
+#ifndef SKIFF_SERVER_HANDED_HPP
+#define SKIFF_SERVER_HANDED_HPP
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+namespace skiff::detail {
+
+struct connection;
+struct pending_body;
+class door;
+class loop_context;
+
+// Whether the connection an event handler was given is still there afterwards.
+enum class fate : std::uint8_t { open, closed };
+
+// A feature's state for one handed connection.
+class handed {
+public:
+    virtual ~handed() = default;
+    // The head was acted on (body says what it declared); data[0, len) followed it in the
+    // same read. Returns the bytes that were the taker's (the rest are the next request's).
+    virtual std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) = 0;
+    virtual fate on_readable(door& d, connection& c) = 0;
+    virtual fate on_deadline(door& d, connection& c) = 0;
+    // Output written (or none): what to wait for next.
+    virtual fate await(door& d, connection& c) = 0;
+    // The connection closes while handed (the client went, the server stopped or shed it).
+    virtual void abandon() noexcept = 0;
+
+    // Output parked earlier was written, some or all (a taker that counts what the client has
+    // not taken yet).
+    virtual void on_sent(door& d, connection& c) = 0;
+    // Under the shared policy, once the event that handed c over is done: a taker whose
+    // connection waits on other threads takes it from the workers (true: the workers leave
+    // it alone until it is given back through loop_context); else it stays theirs.
+    virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
+    // Every taker implements every operation, even as nothing: a default here would leave
+    // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
+    // into programs that never make it (as loop_hub.hpp explains for the hub).
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDED_HPP
+// end skiff/server/handed.hpp
+// begin skiff/server/timer_wheel.hpp
+// A hashed timing wheel for connection deadlines: header, body, idle, write and linger.
+//
+// Each connection has one timer_node and so at most one deadline at a time. Arming is O(1).
+// Arming a later deadline than the node's slot is lazy: only the deadline is stored, and the
+// node moves when its slot comes round (as Linux's timer wheel and Netty's HashedWheelTimer
+// do), so a keep-alive connection that serves a request per millisecond costs one store per
+// request, not a relink. expire() visits only the slots whose time has passed: O(slots passed
+// + nodes in them). Resolution is one tick; a deadline fires up to one tick late, never early.
+#ifndef SKIFF_SERVER_TIMER_WHEEL_HPP
+#define SKIFF_SERVER_TIMER_WHEEL_HPP
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::int64_t
+#include <vector>   // std::vector of slot heads (sized once)
+
+namespace skiff::detail {
+
+struct timer_node {
+    timer_node* prev = nullptr;  // null when not in the wheel
+    timer_node* next = nullptr;
+    std::int64_t expires_ms = 0;  // on the loop's monotonic clock
+    std::int64_t slot_tick = 0;   // the tick of the slot the node is in
+    bool armed() const noexcept { return prev != nullptr; }
+};
+
+class timer_wheel {
+public:
+    // tick_ms: resolution; slots: a power of two (the wheel spans slots * tick_ms, and longer
+    // deadlines simply go round more than once).
+    void init(std::int64_t now_ms, std::int64_t tick_ms, std::size_t slots) {
+        tick_ = tick_ms;
+        slots_.assign(slots, timer_node{});
+        for (auto& s : slots_) s.prev = s.next = &s;
+        current_ = now_ms / tick_;
+    }
+
+    // Invariant: an armed node's slot_tick <= tick_of(expires_ms). So a later deadline than the
+    // node has (every keep-alive request moving the idle deadline on) needs no slot
+    // arithmetic: measured 17 -> 9 instructions a request.
+    void arm(timer_node& n, std::int64_t deadline) noexcept {
+        bool later = n.armed() && deadline >= n.expires_ms;
+        n.expires_ms = deadline;
+        if (later) return;  // lazy: its slot comes first, and will move it
+        std::int64_t due = tick_of(deadline);
+        if (n.armed() && n.slot_tick <= due) return;
+        if (n.armed()) unlink(n);
+        link(n, due);
+    }
+
+    void disarm(timer_node& n) noexcept {
+        if (n.armed()) unlink(n);
+    }
+
+    bool empty() const noexcept { return count_ == 0; }
+    std::int64_t tick_ms() const noexcept { return tick_; }
+
+    // Calls on_expired(node) for each node whose deadline is <= now_ms; the node is disarmed
+    // first, so on_expired may arm it again or free it.
+    template <class OnExpired>
+    void expire(std::int64_t now_ms, OnExpired on_expired) {
+        if (now_ms < next_tick_ms_) return;  // most wake-ups: no slot has passed
+        next_tick_ms_ = (now_ms / tick_ + 1) * tick_;
+        std::int64_t target = now_ms / tick_;
+        std::int64_t last = current_ + static_cast<std::int64_t>(slots_.size());
+        for (; current_ < target && current_ < last; ++current_) run_slot(current_ + 1, now_ms, on_expired);
+        current_ = target;
+    }
+
+private:
+    std::int64_t tick_of(std::int64_t t) const noexcept {
+        std::int64_t due = (t + tick_ - 1) / tick_;  // round up: never fire early
+        return due <= current_ ? current_ + 1 : due;
+    }
+
+    template <class OnExpired>
+    void run_slot(std::int64_t tick, std::int64_t now_ms, OnExpired& on_expired) {
+        timer_node& head = slots_[static_cast<std::size_t>(tick) & (slots_.size() - 1)];
+        // Detach the slot first: callbacks may arm nodes into it again.
+        timer_node pending;
+        if (head.next == &head) return;
+        pending.next = head.next;
+        pending.prev = head.prev;
+        pending.next->prev = &pending;
+        pending.prev->next = &pending;
+        head.prev = head.next = &head;
+        while (pending.next != &pending) {
+            timer_node& n = *pending.next;
+            unlink(n);
+            if (n.expires_ms <= now_ms) on_expired(n);
+            else link(n, tick_of(n.expires_ms));
+        }
+    }
+
+    void link(timer_node& n, std::int64_t due) noexcept {
+        timer_node& head = slots_[static_cast<std::size_t>(due) & (slots_.size() - 1)];
+        n.slot_tick = due;
+        n.prev = head.prev;
+        n.next = &head;
+        head.prev->next = &n;
+        head.prev = &n;
+        ++count_;
+    }
+
+    void unlink(timer_node& n) noexcept {
+        n.prev->next = n.next;
+        n.next->prev = n.prev;
+        n.prev = n.next = nullptr;
+        --count_;
+    }
+
+    std::vector<timer_node> slots_;  // list heads
+    std::int64_t tick_ = 100;
+    std::int64_t current_ = 0;       // the last tick processed
+    std::int64_t next_tick_ms_ = 0;  // (current_ + 1) * tick_, kept: 5 instructions a wake cheaper than the product
+    std::size_t count_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_TIMER_WHEEL_HPP
+// end skiff/server/timer_wheel.hpp
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t, std::uint64_t
+#include <memory>   // std::unique_ptr for a stream in progress
+
+namespace skiff::detail {
+
+// The order matters: the phases from closing to lingering end the connection, and those from
+// lingering on are not read as requests (session.hpp compares).
+enum class phase : std::uint8_t {
+    reading,    // between requests, or reading a request's head
+    body,       // reading a body whose head was acted on (body deadline, 100 Continue)
+    waiting,    // complete requests wait in `in` until the client takes earlier output
+    streaming,  // a streamed body is produced as the client reads; no reading meanwhile
+    closing,    // no more requests: close once the output is written
+    draining,   // as closing, then shut the write side and linger, so the client reads the answer
+    lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
+    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
+                // more is parsed meanwhile
+};
+
+// The phases in which the connection is read and its requests served.
+constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
+
+// Which deadline the connection's timer stands for.
+// paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
+// awaited: a handed connection waits on an answer made elsewhere; a last-resort guard
+// (options::deferred_timeout, then write_timeout), after which it closes.
+enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
+
+// How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
+// end of the connection (HTTP/1.0 without a length).
+enum class stream_framing : std::uint8_t { sized, chunked, until_close };
+
+// A response body being streamed (response::stream), or a connection handed to a feature (a
+// file sent, an answer awaited, an upload read): allocated per such only.
+struct stream_state {
+    body_source source;
+    stream_framing framing;
+    std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
+    phase then;          // once the body is complete: reading, closing or draining
+    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
+    std::unique_ptr<handed> taker = nullptr;
+    // streaming, where an error hook is set: the request, for the hook should the source throw.
+    request_origin origin = {};
+};
+
+// The connection derives from its timer node, so an expired node is the connection itself.
+struct connection : timer_node {
+    byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
+    byte_buffer out;             // unsent output; empty unless a write fell short
+    std::size_t out_sent = 0;    // bytes of `out` already written
+    std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
+    message_parser parser;
+    connection* next_free = nullptr;  // the pool's free list
+    int fd = -1;
+    std::uint8_t watching = 0;   // interest bits last given to the poller
+    deadline_kind deadline = deadline_kind::idle;
+    phase state = phase::reading;
+
+    // Back to a fresh slot (the pool calls this when the connection closes).
+    void reset() noexcept {
+        in.release();
+        out.release();
+        out_sent = 0;
+        stream.reset();
+        parser.reset();
+        fd = -1;
+        watching = 0;
+        deadline = deadline_kind::idle;
+        state = phase::reading;
+    }
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_CONNECTION_HPP
+// end skiff/server/connection.hpp
+// begin skiff/server/handover.hpp
+// The door through which the engine hands a connection to a feature, and back. The session
+// knows *that* a connection is handed (phase::handed), never to *what*: the feature's state
+// derives from `handed` and says what runs for the connection's events, and it asks the session
+// for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
+// code is compiled only into programs that use the feature, once, whatever the policy.
+//
+// Today streamed request bodies (server/upload.hpp), answers made later, deferred answers and
+// push streams (async/answer_wait.hpp), and file bodies (files/file_send.hpp) come through it,
+// and so does the engine's own small taker, body_drop below (an early answer's unread body).
+//
+//   the engine -> a handed connection           the handed connection -> the engine (door)
+//     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
+//     on_readable(door, c)         readable       write(s)                bytes into the batch
+//     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
+//     await(door, c)               output written finish(c)               back to serving requests
+//     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
+//     on_sent(door, c)             parked output  reject(c, status, why)  an error answer, then close
+//                                  went           serve_after(c, ...)     the requests behind it
+//     take_from_workers(ctx, c)    shared: the    close(c)
+//                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
+//                                                 write_piece, write_last_chunk, flush, after_write,
+//                                                 write_parked, parked, peek, scratch, close_after_output,
+//                                                 answered(c)             back to serving, as a response
+//
+// Invariants: a connection is handed exactly while its phase is `handed`, and then
+// c.stream->taker holds the feature's state. finish() gives the state back to the session,
+// which frees it when the event that finished it is over (so a taker may finish itself and
+// return). abandon() runs once if the connection closes while it is handed; after finish() it
+// does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
+// or close(): the requests served behind it may finish another taker, which frees this one.
+#ifndef SKIFF_SERVER_HANDOVER_HPP
+#define SKIFF_SERVER_HANDOVER_HPP
+
+// begin skiff/server/hooks.hpp
+// What the server tells a program about the answers it sends: one response_event per response
+// (the handlers' and the server's own rejections alike), the reason the server rejected a
+// request, and connections opening and closing. The hooks themselves are options fields
+// (options.hpp), set through basic_server::on_response, on_error and serve_metrics.
+//
+//   app.on_response([](const skiff::response_event& e) {
+//       if (e.reason != skiff::rejection::none) std::fprintf(stderr, "%s\n", skiff::to_string(e.reason));
+//   });
+//
+// When a hook is called (docs/api.md says it for users): on the loop thread that served the
+// connection, after the response's bytes are queued and before they are written; under sharded
+// and shared, from several threads at once, so a hook must be safe to call concurrently.
+// Nothing here is compiled into the hot path: the session tests one std::function per request
+// and builds an event only when it is set.
+//
+// Not here: the access log and metrics built on these (access_log.hpp, metrics.hpp).
+#ifndef SKIFF_SERVER_HOOKS_HPP
+#define SKIFF_SERVER_HOOKS_HPP
+
+#include <arpa/inet.h>   // inet_ntop
+#include <chrono>        // std::chrono::nanoseconds
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint8_t
+#include <cstdio>        // std::snprintf
+#include <cstring>       // std::strlen
+#include <netinet/in.h>  // sockaddr_in, sockaddr_in6
+#include <string_view>   // std::string_view
+#include <sys/socket.h>  // getpeername
+#include <sys/un.h>      // sockaddr_un
+
+namespace skiff {
+
+// Why the server answered a request itself; none for a handler's answer (404 and 405 included).
+enum class rejection : std::uint8_t {
+    none,
+    bad_request_line,       // 400: the request line is malformed
+    bad_header,             // 400: a field line or the framing fields are (smuggling guards included)
+    uri_too_long,           // 414
+    header_too_large,       // 431: the header section or the count of fields is over its limit
+    body_too_large,         // 413
+    expectation_failed,     // 417
+    not_implemented,        // 501: a transfer coding other than chunked
+    version_not_supported,  // 505
+    timeout,                // 408: the head or the body did not arrive within its deadline
+    connection_limit,       // 503 at accept: options::max_connections reached
+    stopping,               // 503 at accept: the server is stopping
+    handler_exception,      // 500: the handler threw (on_error saw it first)
+};
+inline constexpr std::size_t rejection_count = static_cast<std::size_t>(rejection::handler_exception) + 1;
+
+constexpr const char* to_string(rejection r) noexcept {
+    switch (r) {
+    case rejection::none: return "none";
+    case rejection::bad_request_line: return "bad_request_line";
+    case rejection::bad_header: return "bad_header";
+    case rejection::uri_too_long: return "uri_too_long";
+    case rejection::header_too_large: return "header_too_large";
+    case rejection::body_too_large: return "body_too_large";
+    case rejection::expectation_failed: return "expectation_failed";
+    case rejection::not_implemented: return "not_implemented";
+    case rejection::version_not_supported: return "version_not_supported";
+    case rejection::timeout: return "timeout";
+    case rejection::connection_limit: return "connection_limit";
+    case rejection::stopping: return "stopping";
+    case rejection::handler_exception: return "handler_exception";
+    }
+    return "none";
+}
+
+// One response, as the server queued it. The views are valid during the hook call only.
+struct response_event {
+    rejection reason = rejection::none;
+    int status = 0;
+    std::size_t bytes_sent = 0;      // head and body as queued; a stream's head only (its body follows later)
+    std::size_t bytes_received = 0;  // the request's bytes (head and body); for a rejection, those read so far
+    // From the parsed request to the response queued (the handler chain's time); 0 for a
+    // rejection and a deferred answer, whose start is not kept.
+    std::chrono::nanoseconds duration{0};
+    std::string_view method;   // empty when the request line was not parsed
+    std::string_view target;   // as sent; empty likewise
+    std::string_view version;  // "HTTP/1.1" or "HTTP/1.0"; empty likewise
+    std::string_view peer;     // "127.0.0.1:54321", "[::1]:54321", or the Unix socket's path
+    std::size_t loop = 0;      // which loop served it: 0 under single, the worker under sharded and shared
+};
+
+// Connections opening and closing, for a gauge of those open (metrics.hpp).
+enum class connection_change : std::uint8_t { opened, closed };
+
+namespace detail {
+
+// The peer of a connected socket as text, formatted only when a hook asks. A Unix client has
+// no name of its own, so the socket's (the listener's path) stands for it.
+class peer_text {
+public:
+    explicit peer_text(int fd) noexcept {
+        sockaddr_storage a{};
+        socklen_t n = sizeof a;
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) return;
+        if (a.ss_family == AF_INET) ipv4(reinterpret_cast<const sockaddr_in&>(a));
+        else if (a.ss_family == AF_INET6) ipv6(reinterpret_cast<const sockaddr_in6&>(a));
+        else if (a.ss_family == AF_UNIX) local(fd);
+    }
+    std::string_view view() const noexcept { return {text_, size_}; }
+
+private:
+    // By hand: inet_ntop and snprintf cost about 1,400 instructions an address (callgrind).
+    void ipv4(const sockaddr_in& a) noexcept {
+        const auto* b = reinterpret_cast<const unsigned char*>(&a.sin_addr);
+        for (int i = 0; i < 4; ++i) {
+            if (i != 0) text_[size_++] = '.';
+            decimal(b[i]);
+        }
+        text_[size_++] = ':';
+        decimal(ntohs(a.sin_port));
+    }
+    void decimal(unsigned v) noexcept {
+        char digits[5];
+        std::size_t n = 0;
+        do digits[n++] = static_cast<char>('0' + v % 10);
+        while ((v /= 10) != 0);
+        while (n != 0) text_[size_++] = digits[--n];
+    }
+    void ipv6(const sockaddr_in6& a) noexcept {
+        char host[INET6_ADDRSTRLEN];
+        if (::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host) == nullptr) return;
+        finish(std::snprintf(text_, sizeof text_, "[%s]:%u", host, unsigned{ntohs(a.sin6_port)}));
+    }
+    void local(int fd) noexcept {
+        sockaddr_un a{};
+        socklen_t n = sizeof a;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0 || n <= sizeof a.sun_family) return;
+        std::size_t len = n - sizeof a.sun_family;
+        if (a.sun_path[0] == '\0') a.sun_path[0] = '@';  // abstract: named as listen_unix() takes it
+        else len = ::strnlen(a.sun_path, len);
+        finish(std::snprintf(text_, sizeof text_, "%.*s", static_cast<int>(len), a.sun_path));
+    }
+    void finish(int n) noexcept {
+        if (n > 0) size_ = static_cast<std::size_t>(n) < sizeof text_ ? static_cast<std::size_t>(n) : sizeof text_ - 1;
+    }
+
+    char text_[128];  // text_[0, size_) is set; not zeroed, since a hook pays for each byte
+    std::size_t size_ = 0;
+};
+
+} // namespace detail
+} // namespace skiff
+
+#endif // SKIFF_SERVER_HOOKS_HPP
+// end skiff/server/hooks.hpp
+// begin skiff/server/writer.hpp
+// The pipelined-flush writer: responses to every request parsed from one read are built, one
+// after another, in the loop's batch buffer, and leave in one send(). What the socket does not
+// take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
+// Streamed bodies are produced here, piece by piece, as the client takes what was sent. (A file
+// body is not: the connection is handed to files/file_send.hpp, which sends it once the batch
+// has left.)
+//
+// It does not decide what a connection does next (read more, close, linger): it reports what
+// happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
+// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
+// memory a slow client holds, so the writer charges it to its Budget: the session's account,
+// the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
+// every worker, as any thread's writer may write a connection's output), whose returns wake
+// connections waiting for it.
+//
+// Invariants: the batch is empty between events (every flush empties it, into the socket or
+// into the connection); a connection's parked output is written before anything newer, so
+// responses leave in request order; while a stream runs, at most one batch per connection
+// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
+// capacity of every parked output it was charged for and not given back (under shared, by
+// every worker's writer together).
+#ifndef SKIFF_SERVER_WRITER_HPP
+#define SKIFF_SERVER_WRITER_HPP
+
+
+#include <cerrno>   // errno after send
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint8_t
+
+namespace skiff::detail {
+
+enum class write_status : std::uint8_t {
+    drained,  // everything owed to the client has been written
+    parked,   // output newly parked, or some went and the rest waits: a write deadline (re)starts
+    stalled,  // nothing went; parked output waits as before (its deadline keeps running)
+    failed,   // the peer is gone: the connection must close
+};
+
+enum class stream_end : std::uint8_t {
+    not_yet,    // more to come once the client takes what was sent
+    complete,   // the body is whole (its last chunk is in the batch)
+    truncated,  // the source threw or ended short of its length: the framing is unfinished
+};
+
+struct pump_result {
+    stream_end end;
+    write_status write;
+};
+
+// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
+inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+// Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
+// charges go nowhere.
+struct unbudgeted {
+    void take(std::size_t) noexcept {}
+    void give(std::size_t) noexcept {}
+};
+
+template <class Budget = unbudgeted>
+class writer {
+public:
+    // The batch and a stream's pieces are each up to `piece` bytes before the first send.
+    void open(std::size_t piece, Budget budget = Budget{}) {
+        piece_ = piece;
+        budget_ = budget;
+        batch_.reserve_more(piece);
+    }
+
+    // c is closing: its parked output, freed with it, no longer holds any of the budget.
+    void forget(const connection& c) {
+        if (c.out.capacity() != 0) budget_.give(c.out.capacity());
+    }
+
+    // Where the responses to the current read are built.
+    byte_buffer& batch() noexcept { return batch_; }
+
+    static std::size_t pending(const connection& c) noexcept { return c.out.size() - c.out_sent; }
+
+    // Sends the batch to c in one call, behind whatever c has parked. The common case (a
+    // batch, nothing parked) is kept apart so that it inlines into the read path.
+    SKIFF_ALWAYS_INLINE write_status flush(connection& c) {
+        if (!batch_.empty() && c.out.empty()) return send_batch(c);
+        return flush_behind_parked(c);
+    }
+
+    // Writability: sends what c has parked.
+    write_status write_parked(connection& c) {
+        ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, pending(c));
+        if (n < 0) {
+            if (!retry_later()) return write_status::failed;
+            n = 0;
+        }
+        c.out_sent += static_cast<std::size_t>(n);
+        if (c.out_sent != c.out.size()) return n > 0 ? write_status::parked : write_status::stalled;
+        unpark(c);
+        return write_status::drained;
+    }
+
+    // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
+    // other connections. At the end the stream is released and its last piece flushed.
+    // source_threw() runs when the source throws, inside the catch (so what it threw can
+    // still be described), before the stream is released.
+    template <class OnThrow>
+    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
+        for (int round = 0; round < rounds_per_event; ++round) {
+            stream_end end = produce(*c.stream, scratch, source_threw);
+            if (end != stream_end::not_yet) {
+                c.stream.reset();
+                return {end, flush(c)};
+            }
+            write_status w = send_batch(c);
+            if (w != write_status::drained) return {stream_end::not_yet, w};
+        }
+        return {stream_end::not_yet, write_status::drained};
+    }
+
+    // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
+    void append_piece(stream_framing framing, const char* data, std::size_t n) {
+        bool chunked = framing == stream_framing::chunked;
+        if (chunked) append_chunk_size(n);
+        batch_.append(data, n);
+        if (chunked) append(crlf);
+    }
+    void append_last_chunk() { append(last_chunk); }
+
+private:
+    static constexpr int rounds_per_event = 4;
+
+    // Charged before the copy: a large answer takes a while to copy, and the budget is full
+    // from the moment the socket refused the rest (others may be reading meanwhile: shared).
+    void park(connection& c, const char* data, std::size_t n) {
+        budget_.take(c.out.capacity_after_reserving(n) - c.out.capacity());
+        c.out.append(data, n);
+    }
+
+    void unpark(connection& c) {
+        budget_.give(c.out.capacity());
+        c.out.release();
+        c.out_sent = 0;
+    }
+
+    // Output parked before this batch means the socket refused the last write and the
+    // connection waits for writability: the batch joins it without a write of its own (one
+    // that would almost always fail: a push to a subscriber that stopped reading costs a copy,
+    // not a system call). The batch goes when the poller says the socket has room.
+    SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
+        if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
+        bool waiting_for_room = pending(c) != 0;
+        park(c, batch_.data(), batch_.size());
+        batch_.clear();
+        return waiting_for_room ? write_status::stalled : write_parked(c);
+    }
+
+    // The batch straight to the socket; what it does not take is parked in c.
+    SKIFF_ALWAYS_INLINE write_status send_batch(connection& c) {
+        ssize_t n = send_some(c.fd, batch_.data(), batch_.size());
+        if (n < 0 && !retry_later()) {
+            batch_.clear();
+            return write_status::failed;
+        }
+        std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
+        write_status w = write_status::drained;
+        if (sent < batch_.size()) {
+            park(c, batch_.data() + sent, batch_.size() - sent);
+            w = write_status::parked;
+        }
+        batch_.clear();
+        return w;
+    }
+
+    // Appends the stream's next piece to the batch, chunk framing included; at the end, the
+    // last chunk. A source that throws or ends short leaves the framing unfinished.
+    template <class OnThrow>
+    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
+        bool sized = s.framing == stream_framing::sized;
+        std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
+        std::size_t n = 0;
+        bool threw = false;
+        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
+                     [&] {
+                         threw = true;
+                         source_threw();
+                     });
+        if (n > cap) n = cap;
+        if (n != 0) append_piece(s.framing, scratch, n);
+        if (sized) s.left -= n;
+        if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
+        if (threw || (sized && s.left != 0)) return stream_end::truncated;
+        if (s.framing == stream_framing::chunked) append_last_chunk();
+        return stream_end::complete;
+    }
+
+
+    template <std::size_t N>
+    void append(const char (&literal)[N]) {
+        batch_.append(literal, N - 1);
+    }
+
+    void append_chunk_size(std::size_t n) {
+        char hex[2 * sizeof(std::size_t) + sizeof crlf];
+        char* end = hex + sizeof hex - 1;
+        char* p = end - (sizeof crlf - 1);
+        end[-2] = '\r';
+        end[-1] = '\n';
+        do {
+            *--p = "0123456789abcdef"[n & 15];
+            n >>= 4;
+        } while (n != 0);
+        batch_.append(p, static_cast<std::size_t>(end - p));
+    }
+
+    static constexpr char crlf[] = "\r\n";
+    static constexpr char last_chunk[] = "0\r\n\r\n";
+
+    byte_buffer batch_;
+    std::size_t piece_ = 0;
+    Budget budget_{};  // a small handle (the session's account), copied in at open
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_WRITER_HPP
+// end skiff/server/writer.hpp
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <functional>   // a late answer's callback
+#include <memory>       // std::unique_ptr
+#include <string_view>  // std::string_view
+
+namespace skiff {
+struct options;
+}
+
+namespace skiff::detail {
+
+// What a late answer needs of its request, whose head is gone by the time it is written.
+struct answer_context {
+    bool head_request = false;
+    bool http10 = false;
+    bool close = false;       // the request asked to close
+    held_fields head_fields;  // what the chain set before the answer was put off (response.hpp)
+    request_origin origin;    // the method and target, kept where a hook may need them
+};
+
+// One read into the loop's scratch buffer: data[0, size) when `got`.
+enum class read_outcome : std::uint8_t { got, retry, ended };
+struct read_result {
+    read_outcome outcome;
+    char* data = nullptr;
+    std::size_t size = 0;
+};
+
+// What a look at the socket without reading found (door::peek).
+enum class peek_outcome : std::uint8_t { bytes, retry, ended, failed };
+
+// How a late answer's pushed body is delimited (door::answer_push): none when it has none (a
+// HEAD request, 204, 304).
+enum class push_framing : std::uint8_t { none, chunked, until_close };
+
+// A body not read yet, lent to the route that may take it (response_access::lend_body): the
+// route leaves its taker here. The session fills the rest.
+struct pending_body {
+    body_framing framing = body_framing::length;
+    std::uint64_t declared = 0;  // length framing: Content-Length
+    parse_limits limits;
+    bool expects_continue = false;
+    answer_context context;
+    std::unique_ptr<handed> taker;
+};
+
+// What the session that serves a handed connection offers it. Not a template, so that a
+// feature is compiled once, not once per policy.
+class door {
+public:
+    virtual read_result read(connection& c) = 0;
+    virtual void write(std::string_view bytes) = 0;
+    virtual void watch(connection& c, std::uint8_t interest) = 0;
+    virtual void arm(connection& c, deadline_kind kind) = 0;
+    virtual std::int64_t now_ms() const noexcept = 0;
+    virtual const options& settings() const noexcept = 0;
+    // Under the shared policy a connection is its worker's while that waits (workers_wait).
+    virtual bool workers_wait() const noexcept = 0;
+    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
+    // the current event is over.
+    virtual void finish(connection& c) = 0;
+    // Answers its request now, as a handler would (fn writes to the response; a stream or a
+    // deferred answer included); the head is ctx's.
+    virtual void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    // The server's own error answer; the connection then drains and closes.
+    virtual void reject(connection& c, int status, rejection why) = 0;
+    // After a read into scratch of which `used` bytes were taken: serve the requests behind
+    // (if the connection takes requests again), keep the tail, write.
+    virtual fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) = 0;
+    // The same for requests that waited in the connection's own buffer.
+    virtual fate serve_waiting(connection& c) = 0;
+    virtual fate close(connection& c) = 0;
+
+    // For answers made elsewhere and written later (async/answer_wait.hpp).
+    // The server stops: every answer says Connection: close.
+    virtual bool stopping() const noexcept = 0;
+    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
+    // the status, the fields and res.stream(type, ...).
+    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
+    virtual void write_last_chunk() = 0;
+    // The batch to the socket, and what the connection waits for next given what was written.
+    virtual write_status flush(connection& c) = 0;
+    virtual write_status write_parked(connection& c) = 0;
+    virtual fate after_write(connection& c, write_status w) = 0;
+    // Output written by neither: the client has not taken it yet.
+    virtual std::size_t parked(const connection& c) const noexcept = 0;
+    virtual peek_outcome peek(connection& c) = 0;
+    // The loop's scratch buffer, for bytes on their way within one event (size: its capacity).
+    virtual char* scratch(std::size_t& size) noexcept = 0;
+    // No more requests: the connection closes once its output is written.
+    virtual void close_after_output(connection& c) = 0;
+    // The answer is written (or in the batch): the connection is no longer handed and goes on
+    // as after a streamed body (the requests that waited are served once it is writable);
+    // while the server stops it closes after the answer instead.
+    virtual void answered(connection& c) = 0;
+
+protected:
+    ~door() = default;
+};
+
+// Declared bodies up to this are read and dropped after an early answer, keeping the
+// connection; a larger or chunked one is drained until the close, as nginx does.
+constexpr std::uint64_t early_answer_drain = 64 * 1024;
+
+// The engine's own taker: the body of a request answered before it was read (a route that
+// streams its body answered at once: 401, 403, 507...), at most early_answer_drain, by length.
+class body_drop final : public handed {
+public:
+    explicit body_drop(std::uint64_t left) noexcept : left_(left) {}
+
+    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t len) override { return take(d, c, len); }
+
+    fate on_readable(door& d, connection& c) override {
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);
+        return d.serve_after(c, r.data, r.size, take(d, c, r.size));
+    }
+
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    fate await(door& d, connection& c) override {
+        d.watch(c, watch_read);
+        d.arm(c, deadline_kind::body);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {}
+    void on_sent(door&, connection&) override {}
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
+private:
+    std::size_t take(door& d, connection& c, std::size_t len) {
+        std::size_t n = len < left_ ? len : static_cast<std::size_t>(left_);
+        left_ -= n;
+        if (left_ == 0) d.finish(c);
+        return n;
+    }
+
+    std::uint64_t left_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_HANDOVER_HPP
+// end skiff/server/handover.hpp
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint64_t
+#include <utility>  // std::move
+
+namespace skiff::detail {
+
+class file_send final : public handed {
+public:
+    using body = file_body;
+    explicit file_send(file_body b) noexcept : body_(std::move(b)) {}
+
+    // Nothing of the request is the file's: the bytes behind it are the next requests'.
+    std::size_t begin(door&, connection&, pending_body&, char*, std::size_t) override { return 0; }
+
+    // The connection is not read while the file is sent (answers stay in order).
+    fate on_readable(door&, connection&) override { return fate::open; }
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    // Everything before the file has left (the head included): the next part of the file.
+    fate await(door& d, connection& c) override {
+        switch (send_some(d, c)) {
+        case progress::failed: return d.close(c);
+        case progress::sent_all: return done(d, c);
+        case progress::shrank:
+            d.close_after_output(c);  // the framing is short: the close tells the client
+            return done(d, c);
+        case progress::stalled: break;
+        case progress::moved: d.arm(c, deadline_kind::write); break;  // the write deadline counts from progress
+        }
+        d.watch(c, watch_write);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {}
+    void on_sent(door&, connection&) override {}
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
+private:
+    enum class progress : std::uint8_t { moved, stalled, sent_all, shrank, failed };
+    static constexpr int calls_per_event = 4;
+
+    progress send_some(door& d, connection& c) {
+        std::size_t room = 0;
+        char* scratch = d.scratch(room);
+        std::size_t cap = file_send_cap != 0 ? file_send_cap : room;  // 0: via scratch
+        sigpipe_guard guard;
+        bool moved = false;
+        for (int call = 0; call < calls_per_event && body_.left != 0; ++call) {
+            ssize_t n = send_file_some(c.fd, body_, scratch, cap);
+            if (n < 0 && !retry_later()) return progress::failed;
+            if (n < 0) return moved ? progress::moved : progress::stalled;
+            if (n == 0) return progress::shrank;
+            moved = true;
+        }
+        return body_.left == 0 ? progress::sent_all : progress::moved;
+    }
+
+    // The connection goes on as after any response (the requests behind it are served).
+    static fate done(door& d, connection& c) {
+        d.answered(c);
+        return d.after_write(c, d.flush(c));
+    }
+
+    file_body body_;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_FILES_FILE_SEND_HPP
+// end skiff/files/file_send.hpp
 
 #include <climits>      // PATH_MAX
 #include <cstdint>      // std::uint64_t
@@ -6348,156 +7274,6 @@ private:
 
 #endif // SKIFF_ROUTER_ROUTER_HPP
 // end skiff/router/router.hpp
-// begin skiff/server/hooks.hpp
-// What the server tells a program about the answers it sends: one response_event per response
-// (the handlers' and the server's own rejections alike), the reason the server rejected a
-// request, and connections opening and closing. The hooks themselves are options fields
-// (options.hpp), set through basic_server::on_response, on_error and serve_metrics.
-//
-//   app.on_response([](const skiff::response_event& e) {
-//       if (e.reason != skiff::rejection::none) std::fprintf(stderr, "%s\n", skiff::to_string(e.reason));
-//   });
-//
-// When a hook is called (docs/api.md says it for users): on the loop thread that served the
-// connection, after the response's bytes are queued and before they are written; under sharded
-// and shared, from several threads at once, so a hook must be safe to call concurrently.
-// Nothing here is compiled into the hot path: the session tests one std::function per request
-// and builds an event only when it is set.
-//
-// Not here: the access log and metrics built on these (access_log.hpp, metrics.hpp).
-#ifndef SKIFF_SERVER_HOOKS_HPP
-#define SKIFF_SERVER_HOOKS_HPP
-
-#include <arpa/inet.h>   // inet_ntop
-#include <chrono>        // std::chrono::nanoseconds
-#include <cstddef>       // std::size_t
-#include <cstdint>       // std::uint8_t
-#include <cstdio>        // std::snprintf
-#include <cstring>       // std::strlen
-#include <netinet/in.h>  // sockaddr_in, sockaddr_in6
-#include <string_view>   // std::string_view
-#include <sys/socket.h>  // getpeername
-#include <sys/un.h>      // sockaddr_un
-
-namespace skiff {
-
-// Why the server answered a request itself; none for a handler's answer (404 and 405 included).
-enum class rejection : std::uint8_t {
-    none,
-    bad_request_line,       // 400: the request line is malformed
-    bad_header,             // 400: a field line or the framing fields are (smuggling guards included)
-    uri_too_long,           // 414
-    header_too_large,       // 431: the header section or the count of fields is over its limit
-    body_too_large,         // 413
-    expectation_failed,     // 417
-    not_implemented,        // 501: a transfer coding other than chunked
-    version_not_supported,  // 505
-    timeout,                // 408: the head or the body did not arrive within its deadline
-    connection_limit,       // 503 at accept: options::max_connections reached
-    stopping,               // 503 at accept: the server is stopping
-    handler_exception,      // 500: the handler threw (on_error saw it first)
-};
-inline constexpr std::size_t rejection_count = static_cast<std::size_t>(rejection::handler_exception) + 1;
-
-constexpr const char* to_string(rejection r) noexcept {
-    switch (r) {
-    case rejection::none: return "none";
-    case rejection::bad_request_line: return "bad_request_line";
-    case rejection::bad_header: return "bad_header";
-    case rejection::uri_too_long: return "uri_too_long";
-    case rejection::header_too_large: return "header_too_large";
-    case rejection::body_too_large: return "body_too_large";
-    case rejection::expectation_failed: return "expectation_failed";
-    case rejection::not_implemented: return "not_implemented";
-    case rejection::version_not_supported: return "version_not_supported";
-    case rejection::timeout: return "timeout";
-    case rejection::connection_limit: return "connection_limit";
-    case rejection::stopping: return "stopping";
-    case rejection::handler_exception: return "handler_exception";
-    }
-    return "none";
-}
-
-// One response, as the server queued it. The views are valid during the hook call only.
-struct response_event {
-    rejection reason = rejection::none;
-    int status = 0;
-    std::size_t bytes_sent = 0;      // head and body as queued; a stream's head only (its body follows later)
-    std::size_t bytes_received = 0;  // the request's bytes (head and body); for a rejection, those read so far
-    // From the parsed request to the response queued (the handler chain's time); 0 for a
-    // rejection and a deferred answer, whose start is not kept.
-    std::chrono::nanoseconds duration{0};
-    std::string_view method;   // empty when the request line was not parsed
-    std::string_view target;   // as sent; empty likewise
-    std::string_view version;  // "HTTP/1.1" or "HTTP/1.0"; empty likewise
-    std::string_view peer;     // "127.0.0.1:54321", "[::1]:54321", or the Unix socket's path
-    std::size_t loop = 0;      // which loop served it: 0 under single, the worker under sharded and shared
-};
-
-// Connections opening and closing, for a gauge of those open (metrics.hpp).
-enum class connection_change : std::uint8_t { opened, closed };
-
-namespace detail {
-
-// The peer of a connected socket as text, formatted only when a hook asks. A Unix client has
-// no name of its own, so the socket's (the listener's path) stands for it.
-class peer_text {
-public:
-    explicit peer_text(int fd) noexcept {
-        sockaddr_storage a{};
-        socklen_t n = sizeof a;
-        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0) return;
-        if (a.ss_family == AF_INET) ipv4(reinterpret_cast<const sockaddr_in&>(a));
-        else if (a.ss_family == AF_INET6) ipv6(reinterpret_cast<const sockaddr_in6&>(a));
-        else if (a.ss_family == AF_UNIX) local(fd);
-    }
-    std::string_view view() const noexcept { return {text_, size_}; }
-
-private:
-    // By hand: inet_ntop and snprintf cost about 1,400 instructions an address (callgrind).
-    void ipv4(const sockaddr_in& a) noexcept {
-        const auto* b = reinterpret_cast<const unsigned char*>(&a.sin_addr);
-        for (int i = 0; i < 4; ++i) {
-            if (i != 0) text_[size_++] = '.';
-            decimal(b[i]);
-        }
-        text_[size_++] = ':';
-        decimal(ntohs(a.sin_port));
-    }
-    void decimal(unsigned v) noexcept {
-        char digits[5];
-        std::size_t n = 0;
-        do digits[n++] = static_cast<char>('0' + v % 10);
-        while ((v /= 10) != 0);
-        while (n != 0) text_[size_++] = digits[--n];
-    }
-    void ipv6(const sockaddr_in6& a) noexcept {
-        char host[INET6_ADDRSTRLEN];
-        if (::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host) == nullptr) return;
-        finish(std::snprintf(text_, sizeof text_, "[%s]:%u", host, unsigned{ntohs(a.sin6_port)}));
-    }
-    void local(int fd) noexcept {
-        sockaddr_un a{};
-        socklen_t n = sizeof a;
-        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n) != 0 || n <= sizeof a.sun_family) return;
-        std::size_t len = n - sizeof a.sun_family;
-        if (a.sun_path[0] == '\0') a.sun_path[0] = '@';  // abstract: named as listen_unix() takes it
-        else len = ::strnlen(a.sun_path, len);
-        finish(std::snprintf(text_, sizeof text_, "%.*s", static_cast<int>(len), a.sun_path));
-    }
-    void finish(int n) noexcept {
-        if (n > 0) size_ = static_cast<std::size_t>(n) < sizeof text_ ? static_cast<std::size_t>(n) : sizeof text_ - 1;
-    }
-
-    char text_[128];  // text_[0, size_) is set; not zeroed, since a hook pays for each byte
-    std::size_t size_ = 0;
-};
-
-} // namespace detail
-} // namespace skiff
-
-#endif // SKIFF_SERVER_HOOKS_HPP
-// end skiff/server/hooks.hpp
 // begin skiff/server/options.hpp
 // Every runtime limit and deadline of a server, with the defaults a public-facing server can
 // trust. Threading is chosen at compile time by the policy (policy.hpp), not here.
@@ -6656,128 +7432,6 @@ inline constexpr bool is_policy = (is_single<P> + is_sharded<P> + is_shared<P>) 
 
 #endif // SKIFF_SERVER_POLICY_HPP
 // end skiff/server/policy.hpp
-// begin skiff/server/timer_wheel.hpp
-// A hashed timing wheel for connection deadlines: header, body, idle, write and linger.
-//
-// Each connection has one timer_node and so at most one deadline at a time. Arming is O(1).
-// Arming a later deadline than the node's slot is lazy: only the deadline is stored, and the
-// node moves when its slot comes round (as Linux's timer wheel and Netty's HashedWheelTimer
-// do), so a keep-alive connection that serves a request per millisecond costs one store per
-// request, not a relink. expire() visits only the slots whose time has passed: O(slots passed
-// + nodes in them). Resolution is one tick; a deadline fires up to one tick late, never early.
-#ifndef SKIFF_SERVER_TIMER_WHEEL_HPP
-#define SKIFF_SERVER_TIMER_WHEEL_HPP
-
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::int64_t
-#include <vector>   // std::vector of slot heads (sized once)
-
-namespace skiff::detail {
-
-struct timer_node {
-    timer_node* prev = nullptr;  // null when not in the wheel
-    timer_node* next = nullptr;
-    std::int64_t expires_ms = 0;  // on the loop's monotonic clock
-    std::int64_t slot_tick = 0;   // the tick of the slot the node is in
-    bool armed() const noexcept { return prev != nullptr; }
-};
-
-class timer_wheel {
-public:
-    // tick_ms: resolution; slots: a power of two (the wheel spans slots * tick_ms, and longer
-    // deadlines simply go round more than once).
-    void init(std::int64_t now_ms, std::int64_t tick_ms, std::size_t slots) {
-        tick_ = tick_ms;
-        slots_.assign(slots, timer_node{});
-        for (auto& s : slots_) s.prev = s.next = &s;
-        current_ = now_ms / tick_;
-    }
-
-    // Invariant: an armed node's slot_tick <= tick_of(expires_ms). So a later deadline than the
-    // node has (every keep-alive request moving the idle deadline on) needs no slot
-    // arithmetic: measured 17 -> 9 instructions a request.
-    void arm(timer_node& n, std::int64_t deadline) noexcept {
-        bool later = n.armed() && deadline >= n.expires_ms;
-        n.expires_ms = deadline;
-        if (later) return;  // lazy: its slot comes first, and will move it
-        std::int64_t due = tick_of(deadline);
-        if (n.armed() && n.slot_tick <= due) return;
-        if (n.armed()) unlink(n);
-        link(n, due);
-    }
-
-    void disarm(timer_node& n) noexcept {
-        if (n.armed()) unlink(n);
-    }
-
-    bool empty() const noexcept { return count_ == 0; }
-    std::int64_t tick_ms() const noexcept { return tick_; }
-
-    // Calls on_expired(node) for each node whose deadline is <= now_ms; the node is disarmed
-    // first, so on_expired may arm it again or free it.
-    template <class OnExpired>
-    void expire(std::int64_t now_ms, OnExpired on_expired) {
-        if (now_ms < next_tick_ms_) return;  // most wake-ups: no slot has passed
-        next_tick_ms_ = (now_ms / tick_ + 1) * tick_;
-        std::int64_t target = now_ms / tick_;
-        std::int64_t last = current_ + static_cast<std::int64_t>(slots_.size());
-        for (; current_ < target && current_ < last; ++current_) run_slot(current_ + 1, now_ms, on_expired);
-        current_ = target;
-    }
-
-private:
-    std::int64_t tick_of(std::int64_t t) const noexcept {
-        std::int64_t due = (t + tick_ - 1) / tick_;  // round up: never fire early
-        return due <= current_ ? current_ + 1 : due;
-    }
-
-    template <class OnExpired>
-    void run_slot(std::int64_t tick, std::int64_t now_ms, OnExpired& on_expired) {
-        timer_node& head = slots_[static_cast<std::size_t>(tick) & (slots_.size() - 1)];
-        // Detach the slot first: callbacks may arm nodes into it again.
-        timer_node pending;
-        if (head.next == &head) return;
-        pending.next = head.next;
-        pending.prev = head.prev;
-        pending.next->prev = &pending;
-        pending.prev->next = &pending;
-        head.prev = head.next = &head;
-        while (pending.next != &pending) {
-            timer_node& n = *pending.next;
-            unlink(n);
-            if (n.expires_ms <= now_ms) on_expired(n);
-            else link(n, tick_of(n.expires_ms));
-        }
-    }
-
-    void link(timer_node& n, std::int64_t due) noexcept {
-        timer_node& head = slots_[static_cast<std::size_t>(due) & (slots_.size() - 1)];
-        n.slot_tick = due;
-        n.prev = head.prev;
-        n.next = &head;
-        head.prev->next = &n;
-        head.prev = &n;
-        ++count_;
-    }
-
-    void unlink(timer_node& n) noexcept {
-        n.prev->next = n.next;
-        n.next->prev = n.prev;
-        n.prev = n.next = nullptr;
-        --count_;
-    }
-
-    std::vector<timer_node> slots_;  // list heads
-    std::int64_t tick_ = 100;
-    std::int64_t current_ = 0;       // the last tick processed
-    std::int64_t next_tick_ms_ = 0;  // (current_ + 1) * tick_, kept: 5 instructions a wake cheaper than the product
-    std::size_t count_ = 0;
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_TIMER_WHEEL_HPP
-// end skiff/server/timer_wheel.hpp
 // begin skiff/server/loop_time.hpp
 // A loop's sense of time: one monotonic reading per wake-up, for every deadline armed while
 // that wake-up is handled, and the Date line, reformatted at most once a second. Reading the
@@ -6869,56 +7523,6 @@ inline std::int64_t tick_for(const options& o) noexcept {
 #ifndef SKIFF_SERVER_LOOP_HUB_HPP
 #define SKIFF_SERVER_LOOP_HUB_HPP
 
-// begin skiff/server/handed.hpp
-// What a feature that takes a connection over implements (server/handover.hpp has the door it
-// is given and the whole protocol), and the fate every event handler returns. Kept apart from
-// handover.hpp so that a connection (connection.hpp) can own a handed state by its base.
-#ifndef SKIFF_SERVER_HANDED_HPP
-#define SKIFF_SERVER_HANDED_HPP
-
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
-
-namespace skiff::detail {
-
-struct connection;
-struct pending_body;
-class door;
-class loop_context;
-
-// Whether the connection an event handler was given is still there afterwards.
-enum class fate : std::uint8_t { open, closed };
-
-// A feature's state for one handed connection.
-class handed {
-public:
-    virtual ~handed() = default;
-    // The head was acted on (body says what it declared); data[0, len) followed it in the
-    // same read. Returns the bytes that were the taker's (the rest are the next request's).
-    virtual std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) = 0;
-    virtual fate on_readable(door& d, connection& c) = 0;
-    virtual fate on_deadline(door& d, connection& c) = 0;
-    // Output written (or none): what to wait for next.
-    virtual fate await(door& d, connection& c) = 0;
-    // The connection closes while handed (the client went, the server stopped or shed it).
-    virtual void abandon() noexcept = 0;
-
-    // Output parked earlier was written, some or all (a taker that counts what the client has
-    // not taken yet).
-    virtual void on_sent(door& d, connection& c) = 0;
-    // Under the shared policy, once the event that handed c over is done: a taker whose
-    // connection waits on other threads takes it from the workers (true: the workers leave
-    // it alone until it is given back through loop_context); else it stays theirs.
-    virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
-    // Every taker implements every operation, even as nothing: a default here would leave
-    // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
-    // into programs that never make it (as loop_hub.hpp explains for the hub).
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_HANDED_HPP
-// end skiff/server/handed.hpp
 // begin skiff/server/push_ledger.hpp
 // The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
 // in the order they stalled, and the bytes they hold together: what the session consults to
@@ -7208,117 +7812,6 @@ struct hub_anchor {
 
 #endif // SKIFF_SERVER_LOOP_HUB_HPP
 // end skiff/server/loop_hub.hpp
-// begin skiff/server/connection.hpp
-// One connection's state between events: the bytes of an incomplete request, output a short
-// write left behind, parser state, its deadline, and its phase. An idle keep-alive connection
-// owns no buffer, so it costs sizeof(connection) (checked by a test) plus the kernel's socket.
-//
-// It does not act: the session (session.hpp) moves it from phase to phase, the writer
-// (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
-// slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming or handed.
-//
-// The phases (enum phase below), and what moves a connection between them:
-//
-//   reading         --head complete, Expect and body deadline acted on--> body
-//   reading, body   --request answered-------------------------------->  reading
-//   reading, body   --answers pass write_high_water------------------->  waiting (the rest stays in `in`)
-//   reading, body   --the answer is a streamed body------------------->  streaming
-//   reading, body   --answer says close, client EOF, stop()---------->  closing
-//   reading, body   --framing or limit error, unread requests behind-->  draining
-//   waiting         --the client took the output: serve what waited-->  reading
-//   streaming       --body complete---------------------------------->  stream_state::then
-//                                                     (reading, or waiting when requests wait; closing; draining)
-//   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
-//                     answers later (handover.hpp: the door)
-//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
-//                                                     (as streaming: waiting when requests wait)
-//   closing         --output written---------------------------------> closed
-//   draining        --output written: shut the write side------------> lingering
-//   lingering       --EOF, or the linger deadline--------------------> closed
-//   any             --reset, send error, idle or write deadline-------> closed
-#ifndef SKIFF_SERVER_CONNECTION_HPP
-#define SKIFF_SERVER_CONNECTION_HPP
-
-
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t, std::uint64_t
-#include <memory>   // std::unique_ptr for a stream in progress
-
-namespace skiff::detail {
-
-// The order matters: the phases from closing to lingering end the connection, and those from
-// lingering on are not read as requests (session.hpp compares).
-enum class phase : std::uint8_t {
-    reading,    // between requests, or reading a request's head
-    body,       // reading a body whose head was acted on (body deadline, 100 Continue)
-    waiting,    // complete requests wait in `in` until the client takes earlier output
-    streaming,  // a streamed body is produced as the client reads; no reading meanwhile
-    closing,    // no more requests: close once the output is written
-    draining,   // as closing, then shut the write side and linger, so the client reads the answer
-    lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
-    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
-                // more is parsed meanwhile
-};
-
-// The phases in which the connection is read and its requests served.
-constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || p == phase::body; }
-
-// Which deadline the connection's timer stands for.
-// paused: a handed connection's taker polls once a tick (a streamed body waiting for a resume).
-// awaited: a handed connection waits on an answer made elsewhere; a last-resort guard
-// (options::deferred_timeout, then write_timeout), after which it closes.
-enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
-
-// How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
-// end of the connection (HTTP/1.0 without a length).
-enum class stream_framing : std::uint8_t { sized, chunked, until_close };
-
-// A response body being streamed (response::stream), a file sent (response::file), or a
-// connection handed to a feature: allocated per such only.
-struct stream_state {
-    body_source source;
-    stream_framing framing;
-    std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
-    phase then;          // once the body is complete: reading, closing or draining
-    std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
-    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
-    std::unique_ptr<handed> taker = nullptr;
-    // streaming, where an error hook is set: the request, for the hook should the source throw.
-    request_origin origin = {};
-};
-
-// The connection derives from its timer node, so an expired node is the connection itself.
-struct connection : timer_node {
-    byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
-    byte_buffer out;             // unsent output; empty unless a write fell short
-    std::size_t out_sent = 0;    // bytes of `out` already written
-    std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
-    message_parser parser;
-    connection* next_free = nullptr;  // the pool's free list
-    int fd = -1;
-    std::uint8_t watching = 0;   // interest bits last given to the poller
-    deadline_kind deadline = deadline_kind::idle;
-    phase state = phase::reading;
-
-    // Back to a fresh slot (the pool calls this when the connection closes).
-    void reset() noexcept {
-        in.release();
-        out.release();
-        out_sent = 0;
-        stream.reset();
-        parser.reset();
-        fd = -1;
-        watching = 0;
-        deadline = deadline_kind::idle;
-        state = phase::reading;
-    }
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_CONNECTION_HPP
-// end skiff/server/connection.hpp
 // begin skiff/server/connection_pool.hpp
 // Connection slots in fixed blocks of 64 that never move, so the pointer a poller holds for a
 // descriptor stays valid for the connection's life. A freed slot goes on a free list and is
@@ -8381,253 +8874,6 @@ static_assert(is_connection_set<shared_set>,
 
 #endif // SKIFF_SERVER_SHARED_SET_HPP
 // end skiff/server/shared_set.hpp
-// begin skiff/server/writer.hpp
-// The pipelined-flush writer: responses to every request parsed from one read are built, one
-// after another, in the loop's batch buffer, and leave in one send(). What the socket does not
-// take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
-// Streamed bodies are produced here, piece by piece, as the client takes what was sent; a file
-// body (response::file) goes by sendfile once its head, with the batch it was built in, has
-// left: one write for the batch, then the kernel copies the file.
-//
-// It does not decide what a connection does next (read more, close, linger): it reports what
-// happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
-// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
-// memory a slow client holds, so the writer charges it to its Budget: the session's account,
-// the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
-// every worker, as any thread's writer may write a connection's output), whose returns wake
-// connections waiting for it.
-//
-// Invariants: the batch is empty between events (every flush empties it, into the socket or
-// into the connection); a connection's parked output is written before anything newer, so
-// responses leave in request order; while a stream runs, at most one batch per connection
-// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
-// capacity of every parked output it was charged for and not given back (under shared, by
-// every worker's writer together).
-#ifndef SKIFF_SERVER_WRITER_HPP
-#define SKIFF_SERVER_WRITER_HPP
-
-
-#include <cerrno>   // errno after send
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
-
-namespace skiff::detail {
-
-enum class write_status : std::uint8_t {
-    drained,  // everything owed to the client has been written
-    parked,   // output newly parked, or some went and the rest waits: a write deadline (re)starts
-    stalled,  // nothing went; parked output waits as before (its deadline keeps running)
-    failed,   // the peer is gone: the connection must close
-};
-
-enum class stream_end : std::uint8_t {
-    not_yet,    // more to come once the client takes what was sent
-    complete,   // the body is whole (its last chunk is in the batch)
-    truncated,  // the source threw or ended short of its length: the framing is unfinished
-};
-
-struct pump_result {
-    stream_end end;
-    write_status write;
-};
-
-// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
-inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
-
-// Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
-// charges go nowhere.
-struct unbudgeted {
-    void take(std::size_t) noexcept {}
-    void give(std::size_t) noexcept {}
-};
-
-template <class Budget = unbudgeted>
-class writer {
-public:
-    // The batch and a stream's pieces are each up to `piece` bytes before the first send.
-    void open(std::size_t piece, Budget budget = Budget{}) {
-        piece_ = piece;
-        budget_ = budget;
-        batch_.reserve_more(piece);
-    }
-
-    // c is closing: its parked output, freed with it, no longer holds any of the budget.
-    void forget(const connection& c) {
-        if (c.out.capacity() != 0) budget_.give(c.out.capacity());
-    }
-
-    // Where the responses to the current read are built.
-    byte_buffer& batch() noexcept { return batch_; }
-
-    static std::size_t pending(const connection& c) noexcept { return c.out.size() - c.out_sent; }
-
-    // Sends the batch to c in one call, behind whatever c has parked. The common case (a
-    // batch, nothing parked) is kept apart so that it inlines into the read path.
-    SKIFF_ALWAYS_INLINE write_status flush(connection& c) {
-        if (!batch_.empty() && c.out.empty()) return send_batch(c);
-        return flush_behind_parked(c);
-    }
-
-    // Writability: sends what c has parked.
-    write_status write_parked(connection& c) {
-        ssize_t n = send_some(c.fd, c.out.data() + c.out_sent, pending(c));
-        if (n < 0) {
-            if (!retry_later()) return write_status::failed;
-            n = 0;
-        }
-        c.out_sent += static_cast<std::size_t>(n);
-        if (c.out_sent != c.out.size()) return n > 0 ? write_status::parked : write_status::stalled;
-        unpark(c);
-        return write_status::drained;
-    }
-
-    // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
-    // other connections. At the end the stream is released and its last piece flushed.
-    // source_threw() runs when the source throws, inside the catch (so what it threw can
-    // still be described), before the stream is released.
-    template <class OnThrow>
-    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
-        if (SKIFF_UNLIKELY(c.stream->file != nullptr)) return pump_file(c, scratch);
-        for (int round = 0; round < rounds_per_event; ++round) {
-            stream_end end = produce(*c.stream, scratch, source_threw);
-            if (end != stream_end::not_yet) {
-                c.stream.reset();
-                return {end, flush(c)};
-            }
-            write_status w = send_batch(c);
-            if (w != write_status::drained) return {stream_end::not_yet, w};
-        }
-        return {stream_end::not_yet, write_status::drained};
-    }
-
-    // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
-    void append_piece(stream_framing framing, const char* data, std::size_t n) {
-        bool chunked = framing == stream_framing::chunked;
-        if (chunked) append_chunk_size(n);
-        batch_.append(data, n);
-        if (chunked) append(crlf);
-    }
-    void append_last_chunk() { append(last_chunk); }
-
-private:
-    static constexpr int rounds_per_event = 4;
-
-    // Charged before the copy: a large answer takes a while to copy, and the budget is full
-    // from the moment the socket refused the rest (others may be reading meanwhile: shared).
-    void park(connection& c, const char* data, std::size_t n) {
-        budget_.take(c.out.capacity_after_reserving(n) - c.out.capacity());
-        c.out.append(data, n);
-    }
-
-    void unpark(connection& c) {
-        budget_.give(c.out.capacity());
-        c.out.release();
-        c.out_sent = 0;
-    }
-
-    // Output parked before this batch means the socket refused the last write and the
-    // connection waits for writability: the batch joins it without a write of its own (one
-    // that would almost always fail: a push to a subscriber that stopped reading costs a copy,
-    // not a system call). The batch goes when the poller says the socket has room.
-    SKIFF_NOINLINE write_status flush_behind_parked(connection& c) {
-        if (batch_.empty()) return pending(c) == 0 ? write_status::drained : write_status::stalled;
-        bool waiting_for_room = pending(c) != 0;
-        park(c, batch_.data(), batch_.size());
-        batch_.clear();
-        return waiting_for_room ? write_status::stalled : write_parked(c);
-    }
-
-    // The batch straight to the socket; what it does not take is parked in c.
-    SKIFF_ALWAYS_INLINE write_status send_batch(connection& c) {
-        ssize_t n = send_some(c.fd, batch_.data(), batch_.size());
-        if (n < 0 && !retry_later()) {
-            batch_.clear();
-            return write_status::failed;
-        }
-        std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
-        write_status w = write_status::drained;
-        if (sent < batch_.size()) {
-            park(c, batch_.data() + sent, batch_.size() - sent);
-            w = write_status::parked;
-        }
-        batch_.clear();
-        return w;
-    }
-
-    // A file body, with nothing parked and the batch empty: a few sendfile calls, then it
-    // yields to other connections. A file that shrank under it truncates the body.
-    SKIFF_NOINLINE pump_result pump_file(connection& c, char* scratch) {
-        file_body& f = *c.stream->file;
-        std::size_t cap = file_send_cap != 0 ? file_send_cap : piece_;  // 0: via scratch, a piece
-        sigpipe_guard guard;
-        bool moved = false;
-        bool shrank = false;
-        for (int round = 0; round < rounds_per_event && f.left != 0 && !shrank; ++round) {
-            ssize_t n = send_file_some(c.fd, f, scratch, cap);
-            if (n < 0 && !retry_later()) return {stream_end::not_yet, write_status::failed};
-            if (n < 0) return {stream_end::not_yet, moved ? write_status::parked : write_status::stalled};
-            shrank = n == 0;
-            moved = moved || n > 0;
-        }
-        if (f.left != 0 && !shrank) return {stream_end::not_yet, write_status::drained};
-        stream_end end = f.left == 0 ? stream_end::complete : stream_end::truncated;
-        c.stream.reset();
-        return {end, flush(c)};
-    }
-
-    // Appends the stream's next piece to the batch, chunk framing included; at the end, the
-    // last chunk. A source that throws or ends short leaves the framing unfinished.
-    template <class OnThrow>
-    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
-        bool sized = s.framing == stream_framing::sized;
-        std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
-        std::size_t n = 0;
-        bool threw = false;
-        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
-                     [&] {
-                         threw = true;
-                         source_threw();
-                     });
-        if (n > cap) n = cap;
-        if (n != 0) append_piece(s.framing, scratch, n);
-        if (sized) s.left -= n;
-        if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
-        if (threw || (sized && s.left != 0)) return stream_end::truncated;
-        if (s.framing == stream_framing::chunked) append_last_chunk();
-        return stream_end::complete;
-    }
-
-
-    template <std::size_t N>
-    void append(const char (&literal)[N]) {
-        batch_.append(literal, N - 1);
-    }
-
-    void append_chunk_size(std::size_t n) {
-        char hex[2 * sizeof(std::size_t) + sizeof crlf];
-        char* end = hex + sizeof hex - 1;
-        char* p = end - (sizeof crlf - 1);
-        end[-2] = '\r';
-        end[-1] = '\n';
-        do {
-            *--p = "0123456789abcdef"[n & 15];
-            n >>= 4;
-        } while (n != 0);
-        batch_.append(p, static_cast<std::size_t>(end - p));
-    }
-
-    static constexpr char crlf[] = "\r\n";
-    static constexpr char last_chunk[] = "0\r\n\r\n";
-
-    byte_buffer batch_;
-    std::size_t piece_ = 0;
-    Budget budget_{};  // a small handle (the session's account), copied in at open
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_WRITER_HPP
-// end skiff/server/writer.hpp
 // begin skiff/server/upload.hpp
 // Streamed request bodies: a route that takes its body in pieces as they arrive, instead of
 // buffered whole, with backpressure.
@@ -8675,187 +8921,6 @@ private:
 #ifndef SKIFF_SERVER_UPLOAD_HPP
 #define SKIFF_SERVER_UPLOAD_HPP
 
-// begin skiff/server/handover.hpp
-// The door through which the engine hands a connection to a feature, and back. The session
-// knows *that* a connection is handed (phase::handed), never to *what*: the feature's state
-// derives from `handed` and says what runs for the connection's events, and it asks the session
-// for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
-// code is compiled only into programs that use the feature, once, whatever the policy.
-//
-// Today streamed request bodies (server/upload.hpp) and answers made later, deferred answers
-// and push streams (async/answer_wait.hpp), come through it, and so does the engine's own small
-// taker, body_drop below (an early answer's unread body).
-//
-//   the engine -> a handed connection           the handed connection -> the engine (door)
-//     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
-//     on_readable(door, c)         readable       write(s)                bytes into the batch
-//     on_deadline(door, c)         its deadline   watch(c, bits), arm(c, kind)
-//     await(door, c)               output written finish(c)               back to serving requests
-//     abandon()                    closed         answer(c, ctx, fn)      a late answer, as a handler's
-//     on_sent(door, c)             parked output  reject(c, status, why)  an error answer, then close
-//                                  went           serve_after(c, ...)     the requests behind it
-//     take_from_workers(ctx, c)    shared: the    close(c)
-//                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
-//                                                 write_piece, write_last_chunk, flush, after_write,
-//                                                 write_parked, parked, peek, close_after_output,
-//                                                 answered(c)             back to serving, as a response
-//
-// Invariants: a connection is handed exactly while its phase is `handed`, and then
-// c.stream->taker holds the feature's state. finish() gives the state back to the session,
-// which frees it when the event that finished it is over (so a taker may finish itself and
-// return). abandon() runs once if the connection closes while it is handed; after finish() it
-// does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
-// or close(): the requests served behind it may finish another taker, which frees this one.
-#ifndef SKIFF_SERVER_HANDOVER_HPP
-#define SKIFF_SERVER_HANDOVER_HPP
-
-
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
-#include <functional>   // a late answer's callback
-#include <memory>       // std::unique_ptr
-#include <string_view>  // std::string_view
-
-namespace skiff {
-struct options;
-}
-
-namespace skiff::detail {
-
-// What a late answer needs of its request, whose head is gone by the time it is written.
-struct answer_context {
-    bool head_request = false;
-    bool http10 = false;
-    bool close = false;       // the request asked to close
-    held_fields head_fields;  // what the chain set before the answer was put off (response.hpp)
-    request_origin origin;    // the method and target, kept where a hook may need them
-};
-
-// One read into the loop's scratch buffer: data[0, size) when `got`.
-enum class read_outcome : std::uint8_t { got, retry, ended };
-struct read_result {
-    read_outcome outcome;
-    char* data = nullptr;
-    std::size_t size = 0;
-};
-
-// What a look at the socket without reading found (door::peek).
-enum class peek_outcome : std::uint8_t { bytes, retry, ended, failed };
-
-// How a late answer's pushed body is delimited (door::answer_push): none when it has none (a
-// HEAD request, 204, 304).
-enum class push_framing : std::uint8_t { none, chunked, until_close };
-
-// A body not read yet, lent to the route that may take it (response_access::lend_body): the
-// route leaves its taker here. The session fills the rest.
-struct pending_body {
-    body_framing framing = body_framing::length;
-    std::uint64_t declared = 0;  // length framing: Content-Length
-    parse_limits limits;
-    bool expects_continue = false;
-    answer_context context;
-    std::unique_ptr<handed> taker;
-};
-
-// What the session that serves a handed connection offers it. Not a template, so that a
-// feature is compiled once, not once per policy.
-class door {
-public:
-    virtual read_result read(connection& c) = 0;
-    virtual void write(std::string_view bytes) = 0;
-    virtual void watch(connection& c, std::uint8_t interest) = 0;
-    virtual void arm(connection& c, deadline_kind kind) = 0;
-    virtual std::int64_t now_ms() const noexcept = 0;
-    virtual const options& settings() const noexcept = 0;
-    // Under the shared policy a connection is its worker's while that waits (workers_wait).
-    virtual bool workers_wait() const noexcept = 0;
-    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
-    // the current event is over.
-    virtual void finish(connection& c) = 0;
-    // Answers its request now, as a handler would (fn writes to the response; a stream or a
-    // deferred answer included); the head is ctx's.
-    virtual void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
-    // The server's own error answer; the connection then drains and closes.
-    virtual void reject(connection& c, int status, rejection why) = 0;
-    // After a read into scratch of which `used` bytes were taken: serve the requests behind
-    // (if the connection takes requests again), keep the tail, write.
-    virtual fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) = 0;
-    // The same for requests that waited in the connection's own buffer.
-    virtual fate serve_waiting(connection& c) = 0;
-    virtual fate close(connection& c) = 0;
-
-    // For answers made elsewhere and written later (async/answer_wait.hpp).
-    // The server stops: every answer says Connection: close.
-    virtual bool stopping() const noexcept = 0;
-    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
-    // the status, the fields and res.stream(type, ...).
-    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
-    virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
-    virtual void write_last_chunk() = 0;
-    // The batch to the socket, and what the connection waits for next given what was written.
-    virtual write_status flush(connection& c) = 0;
-    virtual write_status write_parked(connection& c) = 0;
-    virtual fate after_write(connection& c, write_status w) = 0;
-    // Output written by neither: the client has not taken it yet.
-    virtual std::size_t parked(const connection& c) const noexcept = 0;
-    virtual peek_outcome peek(connection& c) = 0;
-    // No more requests: the connection closes once its output is written.
-    virtual void close_after_output(connection& c) = 0;
-    // The answer is written (or in the batch): the connection is no longer handed and goes on
-    // as after a streamed body (the requests that waited are served once it is writable);
-    // while the server stops it closes after the answer instead.
-    virtual void answered(connection& c) = 0;
-
-protected:
-    ~door() = default;
-};
-
-// Declared bodies up to this are read and dropped after an early answer, keeping the
-// connection; a larger or chunked one is drained until the close, as nginx does.
-constexpr std::uint64_t early_answer_drain = 64 * 1024;
-
-// The engine's own taker: the body of a request answered before it was read (a route that
-// streams its body answered at once: 401, 403, 507...), at most early_answer_drain, by length.
-class body_drop final : public handed {
-public:
-    explicit body_drop(std::uint64_t left) noexcept : left_(left) {}
-
-    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t len) override { return take(d, c, len); }
-
-    fate on_readable(door& d, connection& c) override {
-        read_result r = d.read(c);
-        if (r.outcome == read_outcome::retry) return fate::open;
-        if (r.outcome == read_outcome::ended) return d.close(c);
-        return d.serve_after(c, r.data, r.size, take(d, c, r.size));
-    }
-
-    fate on_deadline(door& d, connection& c) override { return d.close(c); }
-
-    fate await(door& d, connection& c) override {
-        d.watch(c, watch_read);
-        d.arm(c, deadline_kind::body);
-        return fate::open;
-    }
-
-    void abandon() noexcept override {}
-    void on_sent(door&, connection&) override {}
-    bool take_from_workers(loop_context&, connection&) override { return false; }
-
-private:
-    std::size_t take(door& d, connection& c, std::size_t len) {
-        std::size_t n = len < left_ ? len : static_cast<std::size_t>(left_);
-        left_ -= n;
-        if (left_ == 0) d.finish(c);
-        return n;
-    }
-
-    std::uint64_t left_;
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_HANDOVER_HPP
-// end skiff/server/handover.hpp
 // begin skiff/server/report.hpp
 // Builds the response_event (hooks.hpp) for a rejection the server answers itself: the reason
 // a parse error stands for, and the request line's method, target and version when it was
@@ -9557,7 +9622,7 @@ private:
         auto began = std::chrono::steady_clock::now();
         answer_request(c);
         auto took = std::chrono::steady_clock::now() - began;
-        if (c.state == phase::handed) return;
+        if (response_access::pending_deferred(res_) != nullptr) return;
         const request_head& head = request_access::head(req_);
         response_event e;
         e.reason = outcome_;
@@ -9592,7 +9657,6 @@ private:
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
-        c.stream->file = response_access::take_file(res_);
         c.stream->origin = std::move(origin);
         c.state = phase::streaming;
     }
@@ -9956,6 +10020,10 @@ private:
             if (n == 0) return peek_outcome::ended;
             return retry_later() ? peek_outcome::retry : peek_outcome::failed;
         }
+        char* scratch(std::size_t& size) noexcept override {
+            size = s_.scratch_.capacity();
+            return s_.scratch_.data();
+        }
         void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
         void answered(connection& c) override { s_.answered(own(c)); }
 
@@ -9972,10 +10040,10 @@ private:
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        bool later = response_access::hands_over(res_);  // reported when written, through the door
+        bool later = response_access::pending_deferred(res_) != nullptr;  // reported when written
         if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
         if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
-        else if (later) hand_over_answer(c);
+        else if (response_access::hands_over(res_)) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 

@@ -21,6 +21,7 @@
 #include "skiff/detail/date_cache.hpp"
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/files/conditional.hpp"
+#include "skiff/files/file_send.hpp"
 #include "skiff/files/mime.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"

@@ -34,7 +34,7 @@
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
-#include "skiff/detail/file_body.hpp"
+#include "skiff/detail/unique_fd.hpp"
 #include "skiff/detail/scan.hpp"
 #include "skiff/http/status.hpp"
 
@@ -63,6 +63,7 @@ struct pending_body;    // server/handover.hpp
 struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 class handed;           // server/handed.hpp
+class file_send;        // files/file_send.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -271,6 +272,9 @@ public:
     // sent, when the client goes, or at once for HEAD or a status without content. On Linux
     // the kernel copies it (sendfile), after the head and every earlier response of the batch
     // have left. A file that shrinks meanwhile closes the connection, as a short stream does.
+    // A template only so that a program that never calls it compiles none of it (the
+    // sending is files/file_send.hpp's, which the connection is handed to).
+    template <class Sender = detail::file_send>
     void file(int fd, std::uint64_t offset, std::uint64_t length, std::string_view content_type) {
         detail::unique_fd owned(fd);
         if (sent_) return;
@@ -279,10 +283,7 @@ public:
         write_head(content ? content_type : std::string_view(), length,
                    content ? framing::content_length : framing::no_content, 0);
         if (!content || omit_body_ || length == 0) return;
-        source_ = [](char*, std::size_t) -> std::size_t { return 0; };  // a body follows: file_
-        stream_length_ = length;
-        stream_chunked_ = false;
-        file_.reset(new detail::file_body{std::move(owned), offset, length});
+        taker_ = new Sender(typename Sender::body{std::move(owned), offset, length});  // the loop owns it from here
     }
 
     // Answers later: returns a handle that any thread completes (async/deferred.hpp), and the
@@ -461,7 +462,6 @@ private:
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
     body_source source_;     // set by stream(); the loop takes it
-    std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
@@ -493,10 +493,10 @@ struct response_access {
         r.http10_ = http10;
         r.close_ = close;
         r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.deferred_ = nullptr;
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
-        r.file_.reset();
         // A handler that deferred, then threw: its handle answers nothing. Its taker is the
         // loop's to drop (take_taker), as only the loop knows the type.
         r.deferred_ = nullptr;
@@ -504,7 +504,6 @@ struct response_access {
     }
     static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
     static body_source take_source(response& r) noexcept { return std::move(r.source_); }
-    static std::unique_ptr<file_body> take_file(response& r) noexcept { return std::move(r.file_); }
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
     static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
     static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
@@ -514,7 +513,6 @@ struct response_access {
     static handed* take_taker(response& r) noexcept {
         handed* t = r.taker_;
         r.taker_ = nullptr;
-        r.deferred_ = nullptr;
         return t;
     }
     static bool hands_over(const response& r) noexcept { return r.taker_ != nullptr; }

@@ -30,7 +30,6 @@
 #define SKIFF_SERVER_CONNECTION_HPP
 
 #include "skiff/detail/byte_buffer.hpp"
-#include "skiff/detail/file_body.hpp"
 #include "skiff/http/message_parser.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
@@ -70,14 +69,13 @@ enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awa
 // end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A response body being streamed (response::stream), a file sent (response::file), or a
-// connection handed to a feature: allocated per such only.
+// A response body being streamed (response::stream), or a connection handed to a feature (a
+// file sent, an answer awaited, an upload read): allocated per such only.
 struct stream_state {
     body_source source;
     stream_framing framing;
     std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
     phase then;          // once the body is complete: reading, closing or draining
-    std::unique_ptr<file_body> file = nullptr;  // response::file: sent from the file, `source` unused
     // handed: the feature's state (handover.hpp); abandoned by the session before the close.
     std::unique_ptr<handed> taker = nullptr;
     // streaming, where an error hook is set: the request, for the hook should the source throw.

@@ -4,9 +4,9 @@
 // for what it needs through `door`, the session's narrow, policy-free interface. So a feature's
 // code is compiled only into programs that use the feature, once, whatever the policy.
 //
-// Today streamed request bodies (server/upload.hpp) and answers made later, deferred answers
-// and push streams (async/answer_wait.hpp), come through it, and so does the engine's own small
-// taker, body_drop below (an early answer's unread body).
+// Today streamed request bodies (server/upload.hpp), answers made later, deferred answers and
+// push streams (async/answer_wait.hpp), and file bodies (files/file_send.hpp) come through it,
+// and so does the engine's own small taker, body_drop below (an early answer's unread body).
 //
 //   the engine -> a handed connection           the handed connection -> the engine (door)
 //     begin(door, c, body, bytes)  first bytes    read(c)                 one read into scratch
@@ -19,7 +19,7 @@
 //     take_from_workers(ctx, c)    shared: the    close(c)
 //                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
 //                                                 write_piece, write_last_chunk, flush, after_write,
-//                                                 write_parked, parked, peek, close_after_output,
+//                                                 write_parked, parked, peek, scratch, close_after_output,
 //                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
@@ -130,6 +130,8 @@ public:
     // Output written by neither: the client has not taken it yet.
     virtual std::size_t parked(const connection& c) const noexcept = 0;
     virtual peek_outcome peek(connection& c) = 0;
+    // The loop's scratch buffer, for bytes on their way within one event (size: its capacity).
+    virtual char* scratch(std::size_t& size) noexcept = 0;
     // No more requests: the connection closes once its output is written.
     virtual void close_after_output(connection& c) = 0;
     // The answer is written (or in the batch): the connection is no longer handed and goes on

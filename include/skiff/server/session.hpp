@@ -356,7 +356,7 @@ private:
         auto began = std::chrono::steady_clock::now();
         answer_request(c);
         auto took = std::chrono::steady_clock::now() - began;
-        if (c.state == phase::handed) return;
+        if (response_access::pending_deferred(res_) != nullptr) return;
         const request_head& head = request_access::head(req_);
         response_event e;
         e.reason = outcome_;
@@ -391,7 +391,6 @@ private:
                                  : response_access::stream_chunked(res_) ? stream_framing::chunked
                                                                          : stream_framing::until_close;
         c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
-        c.stream->file = response_access::take_file(res_);
         c.stream->origin = std::move(origin);
         c.state = phase::streaming;
     }
@@ -755,6 +754,10 @@ private:
             if (n == 0) return peek_outcome::ended;
             return retry_later() ? peek_outcome::retry : peek_outcome::failed;
         }
+        char* scratch(std::size_t& size) noexcept override {
+            size = s_.scratch_.capacity();
+            return s_.scratch_.data();
+        }
         void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
         void answered(connection& c) override { s_.answered(own(c)); }
 
@@ -771,10 +774,10 @@ private:
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        bool later = response_access::hands_over(res_);  // reported when written, through the door
+        bool later = response_access::pending_deferred(res_) != nullptr;  // reported when written
         if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
         if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
-        else if (later) hand_over_answer(c);
+        else if (response_access::hands_over(res_)) hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
     }
 

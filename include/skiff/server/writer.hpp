@@ -1,9 +1,9 @@
 // The pipelined-flush writer: responses to every request parsed from one read are built, one
 // after another, in the loop's batch buffer, and leave in one send(). What the socket does not
 // take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
-// Streamed bodies are produced here, piece by piece, as the client takes what was sent; a file
-// body (response::file) goes by sendfile once its head, with the batch it was built in, has
-// left: one write for the batch, then the kernel copies the file.
+// Streamed bodies are produced here, piece by piece, as the client takes what was sent. (A file
+// body is not: the connection is handed to files/file_send.hpp, which sends it once the batch
+// has left.)
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
 // happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
@@ -24,7 +24,6 @@
 
 #include "skiff/config.hpp"
 #include "skiff/detail/byte_buffer.hpp"
-#include "skiff/detail/file_body.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
@@ -109,7 +108,6 @@ public:
     // still be described), before the stream is released.
     template <class OnThrow>
     pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
-        if (SKIFF_UNLIKELY(c.stream->file != nullptr)) return pump_file(c, scratch);
         for (int round = 0; round < rounds_per_event; ++round) {
             stream_end end = produce(*c.stream, scratch, source_threw);
             if (end != stream_end::not_yet) {
@@ -174,27 +172,6 @@ private:
         }
         batch_.clear();
         return w;
-    }
-
-    // A file body, with nothing parked and the batch empty: a few sendfile calls, then it
-    // yields to other connections. A file that shrank under it truncates the body.
-    SKIFF_NOINLINE pump_result pump_file(connection& c, char* scratch) {
-        file_body& f = *c.stream->file;
-        std::size_t cap = file_send_cap != 0 ? file_send_cap : piece_;  // 0: via scratch, a piece
-        sigpipe_guard guard;
-        bool moved = false;
-        bool shrank = false;
-        for (int round = 0; round < rounds_per_event && f.left != 0 && !shrank; ++round) {
-            ssize_t n = send_file_some(c.fd, f, scratch, cap);
-            if (n < 0 && !retry_later()) return {stream_end::not_yet, write_status::failed};
-            if (n < 0) return {stream_end::not_yet, moved ? write_status::parked : write_status::stalled};
-            shrank = n == 0;
-            moved = moved || n > 0;
-        }
-        if (f.left != 0 && !shrank) return {stream_end::not_yet, write_status::drained};
-        stream_end end = f.left == 0 ? stream_end::complete : stream_end::truncated;
-        c.stream.reset();
-        return {end, flush(c)};
     }
 
     // Appends the stream's next piece to the batch, chunk framing included; at the end, the

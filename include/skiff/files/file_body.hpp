@@ -3,12 +3,12 @@
 // to the socket without passing through user space; elsewhere pread into the loop's scratch
 // buffer and send.
 //
-// It does not decide when to send (the writer does, after the head and every earlier
-// response have left) nor what to do after a short or failed send (the writer reports it).
+// It does not decide when to send (file_send.hpp does, after the head and every earlier
+// response have left) nor what to do after a short or failed send.
 // Invariants: `left` is the bytes still owed from `offset`; the descriptor is owned and closed
 // with the body, however the response ends (complete, client gone, stop()).
-#ifndef SKIFF_DETAIL_FILE_BODY_HPP
-#define SKIFF_DETAIL_FILE_BODY_HPP
+#ifndef SKIFF_FILES_FILE_BODY_HPP
+#define SKIFF_FILES_FILE_BODY_HPP
 
 #include "skiff/detail/unique_fd.hpp"
 #include "skiff/platform/socket.hpp"
@@ -98,4 +98,4 @@ inline ssize_t send_file_some(int socket, file_body& f, char* scratch, std::size
 
 } // namespace skiff::detail
 
-#endif // SKIFF_DETAIL_FILE_BODY_HPP
+#endif // SKIFF_FILES_FILE_BODY_HPP
