@@ -9,8 +9,8 @@
 //  - reserved opcodes 0x3-0x7, 0xB-0xF (§5.2);
 //  - control frames are never fragmented and carry at most 125 bytes (§5.5);
 //  - a 64-bit length must have its top bit clear (§5.2);
-//  - a frame longer than the message limit is 1009 (message too big), decided from its header
-//    before any of its payload is read.
+//  - a data frame longer than the message limit is 1009 (message too big), decided from its
+//    length before its mask key or payload is read.
 // Lengths need not be minimal: §5.2 says "the minimal number of bytes MUST be used" of the
 // sender, but gives the receiver no rule, and rejecting them helps no one.
 // Not here: the order of frames in a message, UTF-8, close payloads (message_reader.hpp).
@@ -138,7 +138,8 @@ private:
 
     bool length_done() noexcept {
         if (header_.length >> 63 != 0) return fail(close_code::protocol_error);
-        if (header_.length > max_message_) return fail(close_code::message_too_big);
+        // Control frames are bounded by §5.5 (125), never by the message limit.
+        if (!is_control(header_.op) && header_.length > max_message_) return fail(close_code::message_too_big);
         left_ = 4;
         state_ = state::mask_key;
         return false;
