@@ -32,6 +32,8 @@ TEST_CASE("websocket close (Autobahn 7.3.1): an empty close frame reads as 1005,
 
 TEST_CASE("websocket close (Autobahn 7.3.2): a close payload of one byte fails with 1002") {
     CHECK(events(frame(opcode::close, "\x03")) == ev{failed(close_code::protocol_error)});
+    // Even when the byte a code would need is left over from an earlier control frame.
+    CHECK(events(ping("\x03\xe8") + frame(opcode::close, "\x03")) == ev{ping_msg("\x03\xe8"), failed(close_code::protocol_error)});
 }
 
 TEST_CASE("websocket close (Autobahn 7.3.6): a close frame of 126 bytes fails with 1002") {
