@@ -33,8 +33,10 @@ namespace skiff::detail {
 // XORs p[0, n) with the 4-byte mask starting at key byte `phase` (the payload offset mod 4).
 // Eight bytes a step through memcpy (alignment and aliasing stay defined), then byte by byte.
 inline void unmask(char* p, std::size_t n, const std::uint8_t key[4], std::size_t phase) noexcept {
-    std::uint8_t turned[8];
-    for (std::size_t i = 0; i < 8; ++i) turned[i] = key[(phase + i) & 3];
+    // The key turned to the phase, twice: eight bytes that repeat every four, so byte i of the
+    // piece takes turned[i & 7] (a loop here cost 59 instructions a frame, callgrind).
+    std::uint8_t turned[8] = {key[phase & 3], key[(phase + 1) & 3], key[(phase + 2) & 3], key[(phase + 3) & 3]};
+    std::memcpy(turned + 4, turned, 4);
     std::uint64_t word_key;
     std::memcpy(&word_key, turned, 8);
     std::size_t i = 0;
@@ -80,6 +82,8 @@ public:
     frame_event next(char* data, std::size_t len, std::size_t& used) noexcept {
         used = 0;
         if (state_ == state::payload) return payload(data, len, used);
+        if (state_ == state::first_byte && (used = whole_header(data, len)) != 0)
+            return {state_ == state::failed ? frame_step::failed : frame_step::header, {}, false};
         while (used < len && state_ != state::failed) {
             if (step(static_cast<std::uint8_t>(data[used++]))) return {frame_step::header, {}, false};
         }
@@ -98,6 +102,32 @@ private:
         payload,
         failed,
     };
+
+    // The common case, a whole header in the buffer: the same checks as the byte-at-a-time
+    // path below, without a state change per byte (callgrind, 100,000 masked 32-byte text
+    // frames in one buffer, g++ -O2: 270 instructions a frame in the reader before, 193 with
+    // it, 152 with unmask()'s key set up without a loop). Returns the bytes
+    // used (up to the failing byte when a check fails), or 0 when the header is not all here.
+    std::size_t whole_header(const char* p, std::size_t len) noexcept {
+        if (len < 6) return 0;
+        std::uint8_t len7 = static_cast<std::uint8_t>(p[1]) & 0x7f;
+        std::size_t extended = len7 < 126 ? 0 : len7 == 126 ? 2 : 8;
+        if (len < 6 + extended) return 0;
+        first(static_cast<std::uint8_t>(p[0]));
+        if (state_ == state::failed) return 1;
+        second(static_cast<std::uint8_t>(p[1]));
+        if (state_ == state::failed) return 2;
+        if (extended != 0) {
+            std::uint64_t n = 0;
+            for (std::size_t i = 0; i < extended; ++i) n = n << 8 | static_cast<std::uint8_t>(p[2 + i]);
+            header_.length = n;
+            length_done();
+            if (state_ == state::failed) return 2 + extended;
+        }
+        std::memcpy(key_, p + 2 + extended, 4);
+        start_payload();
+        return 6 + extended;
+    }
 
     // One header byte; true when it completes the header.
     bool step(std::uint8_t b) noexcept {
