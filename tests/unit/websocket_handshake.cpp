@@ -103,6 +103,14 @@ TEST_CASE("websocket handshake: each failed check names its reason and the statu
     }
 }
 
+TEST_CASE("websocket handshake: an empty Host (which HTTP/1.1 allows) names no host to connect to: 400") {
+    parsed p("GET /chat HTTP/1.1\r\nHost:\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    auto check = skiff::websocket::check_handshake(p.req);
+    CHECK(check.verdict == handshake_verdict::no_host);
+    CHECK(check.status == 400);
+}
+
 TEST_CASE("websocket handshake: the subprotocol is the application's first choice among those offered") {
     parsed p(handshake("Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                        "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: chat, superchat\r\n"
