@@ -32,7 +32,9 @@ TEST_CASE("websocket close (Autobahn 7.3.1): an empty close frame reads as 1005,
 
 TEST_CASE("websocket close (Autobahn 7.3.2): a close payload of one byte fails with 1002") {
     CHECK(events(frame(opcode::close, "\x03")) == ev{failed(close_code::protocol_error)});
-    // Even when the byte a code would need is left over from an earlier control frame.
+    // Even when the byte after it would complete a valid code (03 E8 is 1000).
+    CHECK(events(frame(opcode::close, "\x03") + "\xe8") == ev{failed(close_code::protocol_error)});
+    // Or when the byte a code would need is left over from an earlier control frame.
     CHECK(events(ping("\x03\xe8") + frame(opcode::close, "\x03")) == ev{ping_msg("\x03\xe8"), failed(close_code::protocol_error)});
 }
 

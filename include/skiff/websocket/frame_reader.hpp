@@ -92,6 +92,7 @@ public:
 
     const frame_header& header() const noexcept { return header_; }
     close_code error() const noexcept { return error_; }
+    std::uint64_t max_message() const noexcept { return max_message_; }
 
 private:
     enum class state : std::uint8_t {
@@ -177,15 +178,15 @@ private:
 
     bool start_payload() noexcept {
         remaining_ = header_.length;
-        offset_ = 0;
+        phase_ = 0;
         state_ = state::payload;
         return true;
     }
 
     frame_event payload(char* data, std::size_t len, std::size_t& used) noexcept {
         std::size_t n = len < remaining_ ? len : static_cast<std::size_t>(remaining_);
-        detail::unmask(data, n, key_, offset_ & 3);
-        offset_ += n;
+        detail::unmask(data, n, key_, phase_);
+        phase_ = static_cast<std::uint8_t>((phase_ + n) & 3);
         remaining_ -= n;
         used = n;
         if (remaining_ != 0) return {n == 0 ? frame_step::need_more : frame_step::payload, {data, n}, false};
@@ -202,9 +203,9 @@ private:
     std::uint64_t max_message_;
     frame_header header_;
     std::uint64_t remaining_ = 0;  // payload bytes of this frame not yet handed out
-    std::uint64_t offset_ = 0;     // payload bytes handed out: the mask's phase
     std::uint8_t key_[4] = {};
-    std::uint32_t left_ = 0;       // header bytes left in long_length or mask_key
+    std::uint8_t phase_ = 0;       // payload bytes handed out, mod 4: where in the key the next one is
+    std::uint8_t left_ = 0;        // header bytes left in long_length or mask_key
     close_code error_ = close_code::normal;
     state state_ = state::first_byte;
 };

@@ -19,9 +19,10 @@
 // Invariants: views in an event stay valid until the next call (they point into the caller's
 // bytes or into this reader's buffers). After a close or a failure the reader takes no more
 // messages: once closed it drops every byte it is given (§5.5.1: the peer sends nothing after
-// its close), once failed it uses nothing and answers failed. Memory: at most max_message
-// buffered for a message delivered whole, 125 bytes for a control frame; none when each
-// message arrives in one frame of one read (it is handed out in place).
+// its close), once failed it uses nothing and answers failed. Memory: the reader itself is
+// 104 bytes (x86-64, libstdc++), beside it at most max_message buffered for a message
+// delivered whole and 125 bytes, once, for a control frame split over reads; nothing when each
+// message and control frame arrives in one read (they are handed out in place).
 #ifndef SKIFF_WEBSOCKET_MESSAGE_READER_HPP
 #define SKIFF_WEBSOCKET_MESSAGE_READER_HPP
 
@@ -32,6 +33,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint16_t, std::uint8_t
 #include <cstring>      // std::memcpy into the control buffer
+#include <memory>       // std::unique_ptr for a control frame split over reads
 #include <string>       // std::string for a message that spans frames or reads
 #include <string_view>  // std::string_view for what an event carries
 
@@ -66,7 +68,7 @@ struct message_event {
 
 class message_reader {
 public:
-    explicit message_reader(message_limits limits = {}) : frames_(limits.max_message), limits_(limits) {}
+    explicit message_reader(message_limits limits = {}) : frames_(limits.max_message), delivery_(limits.delivery) {}
 
     // Reads from data[0, len) (which it may change: payload is unmasked in place) up to the
     // next event; used is set to the bytes taken. Allocates only to buffer a message that
@@ -107,7 +109,7 @@ private:
         bool continues = h.op == opcode::continuation;
         if (continues != (state_ == state::inside)) return fail(close_code::protocol_error);
         if (!continues) start_message(h.op);
-        if (h.length > limits_.max_message - size_) return fail(close_code::message_too_big);
+        if (h.length > frames_.max_message() - size_) return fail(close_code::message_too_big);
         size_ += h.length;
         return {};
     }
@@ -122,11 +124,7 @@ private:
 
     message_event on_payload(const frame_event& f) {
         const frame_header& h = frames_.header();
-        if (is_control(h.op)) {
-            if (!f.data.empty()) std::memcpy(control_ + control_size_, f.data.data(), f.data.size());  // <= 125 in all
-            control_size_ += f.data.size();
-            return f.frame_end ? on_control(h.op) : message_event{};
-        }
+        if (is_control(h.op)) return on_control_piece(h.op, f);
         bool ends = f.frame_end && h.fin;
         if (type_ == message_step::text && !utf8_.feed(f.data.data(), f.data.size()))
             return fail(close_code::invalid_payload);
@@ -136,7 +134,7 @@ private:
     }
 
     message_event deliver(std::string_view piece, bool ends) {
-        if (limits_.delivery == delivery::pieces) {
+        if (delivery_ == delivery::pieces) {
             if (piece.empty() && !ends) return {};
             return {type_, piece, ends, close_code::normal};
         }
@@ -147,8 +145,20 @@ private:
         return {type_, buffer_, true, close_code::normal};
     }
 
-    message_event on_control(opcode op) {
-        std::string_view payload(control_, control_size_);
+    // Nearly always a control frame's payload comes in one piece, handed out in place (a piece
+    // that ends the frame with nothing gathered before it is the whole payload). One split
+    // over reads is gathered in spill_, allocated the first time: 125 bytes an idle
+    // connection need not carry.
+    message_event on_control_piece(opcode op, const frame_event& f) {
+        if (f.frame_end && control_size_ == 0) return on_control(op, f.data);
+        if (!spill_) spill_ = std::make_unique<char[]>(max_control_payload);
+        if (!f.data.empty()) std::memcpy(spill_.get() + control_size_, f.data.data(), f.data.size());  // <= 125 in all
+        control_size_ = static_cast<std::uint8_t>(control_size_ + f.data.size());
+        if (!f.frame_end) return {};
+        return on_control(op, {spill_.get(), control_size_});
+    }
+
+    message_event on_control(opcode op, std::string_view payload) {
         if (op == opcode::ping) return {message_step::ping, payload, true, close_code::normal};
         if (op == opcode::pong) return {};
         return on_close(payload);
@@ -178,15 +188,15 @@ private:
     }
     message_event failure() const noexcept { return {message_step::failed, {}, true, error_}; }
 
-    frame_reader frames_;
-    message_limits limits_;
-    std::string buffer_;                 // the open message so far, when delivered whole
-    std::uint64_t size_ = 0;             // declared bytes of the open message's frames so far
-    detail::utf8_validator utf8_; // the open text message so far
-    char control_[max_control_payload] = {};
-    std::size_t control_size_ = 0;
+    frame_reader frames_;                 // holds the message limit too
+    std::string buffer_;                  // the open message so far, when delivered whole
+    std::uint64_t size_ = 0;              // declared bytes of the open message's frames so far
+    std::unique_ptr<char[]> spill_;       // a control frame split over reads, gathered
     close_code error_ = close_code::normal;
+    detail::utf8_validator utf8_;         // the open text message so far
+    std::uint8_t control_size_ = 0;       // bytes gathered in spill_
     message_step type_ = message_step::binary;
+    websocket::delivery delivery_;
     state state_ = state::between;
 };
 
