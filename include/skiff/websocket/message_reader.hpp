@@ -52,7 +52,8 @@ struct message_limits {
 
 enum class message_step : std::uint8_t {
     need_more,  // every byte given was used (or dropped after a close)
-    text,       // data: the message (UTF-8, checked) or a piece of it
+    text,       // data: the message (UTF-8, checked), or a piece of it (which may end inside
+                // a character: the message is checked as a whole, the pieces are not cut to fit)
     binary,
     ping,       // data: the payload to send back in a pong
     close,      // code: the peer's (no_status when it sent none); data: its reason, UTF-8
