@@ -135,3 +135,33 @@ TEST_CASE("websocket limits: control frames count against no message's limit") {
     CHECK(events(text("0123456789", false) + ping(std::string(125, 'p')) + cont(""), limit(10)) ==
           ev{ping_msg(std::string(125, 'p')), text_msg("0123456789")});
 }
+
+TEST_CASE("websocket limits: a message gathered over reads gives its memory back once handed out") {
+    skiff::websocket::message_reader r(limit(2 * mib));
+    std::string m(mib, 'm');
+    std::string stream = binary(m.substr(0, mib / 2), false) + cont(m.substr(mib / 2));
+    CHECK(r.held() == 0);
+    CHECK(feed(r, stream.substr(0, stream.size() - 1), random_cuts(stream.size() - 1, 5, 50000)).empty());
+    CHECK(r.held() >= mib - 1);  // gathered so far
+    std::string last = stream.substr(stream.size() - 1);
+    std::size_t used = 0;
+    auto e = r.next(last.data(), last.size(), used);
+    CHECK(e.data == m);
+    CHECK(r.held() >= mib);  // the event's bytes are the reader's until the next call
+    CHECK(r.next(last.data(), 0, used).step == message_step::need_more);
+    CHECK(r.held() == 0);
+    // A control frame split inside its payload: 125 bytes, kept.
+    CHECK(feed(r, ping("split"), {8}) == ev{ping_msg("split")});
+    CHECK(r.held() == skiff::websocket::max_control_payload);
+}
+
+TEST_CASE("websocket limits: a message cut short by a close gives its memory back too") {
+    skiff::websocket::message_reader r;
+    CHECK(feed(r, text(std::string(5000, 't'), false), {100}).empty());
+    CHECK(r.held() >= 5000);
+    CHECK(feed(r, close_frame(1000), {}) == ev{closed(close_code::normal)});
+    std::string after = "x";
+    std::size_t used = 0;
+    r.next(after.data(), after.size(), used);
+    CHECK(r.held() == 0);
+}
