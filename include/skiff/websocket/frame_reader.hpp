@@ -24,7 +24,7 @@
 #include "skiff/websocket/frame.hpp"
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint64_t, std::uint32_t, std::uint8_t
+#include <cstdint>      // std::uint64_t, std::uint8_t
 #include <cstring>      // std::memcpy for the word-at-a-time unmasking
 #include <string_view>  // std::string_view for payload pieces
 
