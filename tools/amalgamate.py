@@ -11,7 +11,8 @@ once per file, by that file's text between breadcrumb comments. Every other #inc
 where it is, so platform headers remain inside their #if. The output is deterministic: no
 timestamps, no paths, '\n' line endings. Generation fails (exit 2) on an include it cannot
 resolve, an #include inside a raw string, and a header under include/skiff/ that none of the
-three roots reaches (it would silently be left out).
+three roots reaches (it would silently be left out), unless its room is in NOT_YET; a root
+that reaches a NOT_YET room fails too (so the table is emptied when the room goes in).
 
   python3 tools/amalgamate.py                    write the three headers
   python3 tools/amalgamate.py --check            exit 1 if a committed file (or one in --output) is stale
@@ -29,6 +30,13 @@ OUTPUT_DIR = ROOT / "single_include" / "skiff"
 PROJECT_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](skiff/[^">]+)[">]')
 RAW_STRING_START = re.compile(r'R"([^(\s]{0,16})\(')
 HEADER_SUFFIXES = (".hpp", ".h")
+
+# Rooms under include/skiff/ that no single header holds yet, on purpose: room -> why, and what
+# brings it in. Their headers are tested from include/ alone until then.
+NOT_YET = {
+    "skiff/websocket/": "issue 32, phase 1: the WebSocket protocol layer, reviewed and tested on its"
+                        " own; the umbrella includes it with the taker that hooks it onto the door",
+}
 
 
 class Output:
@@ -155,7 +163,11 @@ def check_all_reached(seen: set) -> None:
     missing from the single headers, and only a user of that file would notice."""
     headers = sorted(p.relative_to(INCLUDE).as_posix() for p in (INCLUDE / "skiff").rglob("*")
                      if p.suffix in HEADER_SUFFIXES and p.is_file())
-    missed = [name for name in headers if name not in seen]
+    early = sorted(name for name in seen if name.startswith(tuple(NOT_YET)))
+    if early:
+        raise AmalgamationError("reached, but its room is in NOT_YET: " + ", ".join("include/" + n for n in early)
+                                + " (remove the room from NOT_YET in tools/amalgamate.py)")
+    missed = [name for name in headers if name not in seen and not name.startswith(tuple(NOT_YET))]
     if missed:
         roots = ", ".join("include/" + o.root for o in OUTPUTS)
         raise AmalgamationError(

@@ -12,6 +12,7 @@ which no part includes (skiff.hpp, testing.hpp). Exit 1 lists each upward arrow 
 `path:line: <part> includes <part> (layer a <= b)`.
 What it does not: forward declarations (a name, not an include), the standard library, or the
 order of includes within a file.
+A part listed in ONLY may include only the parts named there, whatever their layer.
 Known upward arrows are listed in KNOWN with the issue that removes them; an arrow listed there
 that no longer exists fails too, so the list only shrinks.
 """
@@ -33,7 +34,16 @@ LAYERS = {
     "files": 4,        # features beside the engine
     "async": 4,
     "middleware": 4,
+    "websocket": 4,    # RFC 6455: the protocol layer (issue 32); see ONLY below
     "testing": 5,      # the test client drives a whole server
+}
+
+# Parts held to a narrower set than their layer allows: part -> the parts it may include.
+# websocket/ is pure protocol code (handshake checks, frames, messages) with no socket and no
+# engine type, so that it is reviewed and tested alone; the taker that hooks it onto the door
+# (server/handover.hpp) will live beside it and is where the engine may come in.
+ONLY = {
+    "websocket": {"detail", "http"},
 }
 
 # (file under the root, included part): why it is tolerated, and what removes it.
@@ -99,6 +109,10 @@ def main():
     for rel, number, part, target in arrows(args.root):
         if part not in LAYERS or target not in LAYERS:
             problems.append(f"{rel}:{number}: part '{part if part not in LAYERS else target}' has no layer in LAYERS")
+            continue
+        if part in ONLY and target not in ONLY[part]:
+            problems.append(f"{rel}:{number}: {part} includes {target} (it may include only "
+                            f"{', '.join(sorted(ONLY[part]))}: ONLY)")
             continue
         if LAYERS[target] < LAYERS[part]:
             continue

@@ -8,7 +8,8 @@ parser_fuzzer.cpp reads it (1: the tight test limits, 0: the defaults), then the
 The chunked rows' bodies (what follows the head) seed corpus/chunked/ the same way, the
 rows with default limits seed corpus/connection/ (the input alone: a whole connection), and the
 request lines of tests/unit/router_serve.cpp seed corpus/router/ (a method byte as
-router_fuzzer.cpp reads it, then the path).
+router_fuzzer.cpp reads it, then the path). corpus/websocket/ gets client frame streams built
+here (a limit byte as websocket_fuzzer.cpp reads it, then the frames), one per Autobahn group.
 Run it after changing a table, and commit the result:  python3 tests/fuzz/make_corpus.py
 """
 import pathlib
@@ -20,6 +21,7 @@ OUT = ROOT / "tests/fuzz/corpus/parser"
 CHUNKED_OUT = ROOT / "tests/fuzz/corpus/chunked"
 CONNECTION_OUT = ROOT / "tests/fuzz/corpus/connection"
 ROUTER_OUT = ROOT / "tests/fuzz/corpus/router"
+WEBSOCKET_OUT = ROOT / "tests/fuzz/corpus/websocket"
 ROUTER_METHODS = [b"GET", b"POST", b"PUT", b"DELETE", b"PATCH", b"HEAD", b"OPTIONS"]  # router_fuzzer.cpp's order
 
 SIMPLE = {"n": 10, "r": 13, "t": 9, "v": 11, "f": 12, "a": 7, "b": 8, "\\": 92, '"': 34, "'": 39, "?": 63}
@@ -112,9 +114,48 @@ def router_seeds():
     print(f"wrote {count} seeds to {ROUTER_OUT.relative_to(ROOT)}")
 
 
+def ws_frame(first, payload, key=b"\x37\xfa\x21\x3d", length=None):
+    """A masked client frame (RFC 6455 §5.2); `length` forces a longer length form (16 or 64)."""
+    n = len(payload)
+    form = length or (7 if n < 126 else 16 if n <= 0xffff else 64)
+    head = bytes([first])
+    if form == 7:
+        head += bytes([0x80 | n])
+    else:
+        head += bytes([0x80 | (126 if form == 16 else 127)]) + n.to_bytes(form // 8, "big")
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def websocket_seeds():
+    fresh(WEBSOCKET_OUT)
+    text, binary, cont, close, ping, pong = 0x1, 0x2, 0x0, 0x8, 0x9, 0xA
+    fin = 0x80
+    kosme = "κόσμε".encode()
+    seeds = {
+        "1-text": ws_frame(fin | text, b"Hello") + ws_frame(fin | binary, bytes(range(200))),
+        "1-long-forms": ws_frame(fin | text, b"abc", length=16) + ws_frame(fin | binary, b"x" * 300, length=64),
+        "2-pings": ws_frame(fin | ping, b"ping") + ws_frame(fin | pong, b"") + ws_frame(fin | ping, b"p" * 125),
+        "3-rsv": ws_frame(fin | 0x40 | text, b"compressed?"),
+        "4-opcode": ws_frame(fin | text, b"ok") + ws_frame(fin | 0x3, b""),
+        "5-fragments": ws_frame(text, b"frag") + ws_frame(fin | ping, b"mid") + ws_frame(cont, b"me")
+                       + ws_frame(fin | cont, b"nt"),
+        "5-bad-order": ws_frame(fin | cont, b"orphan") + ws_frame(text, b"a") + ws_frame(fin | text, b"b"),
+        "6-utf8-split": ws_frame(text, kosme[:3]) + ws_frame(cont, kosme[3:4]) + ws_frame(fin | cont, kosme[4:]),
+        "6-utf8-bad": ws_frame(fin | text, kosme + b"\xed\xa0\x80edited"),
+        "7-close": ws_frame(fin | close, (1000).to_bytes(2, "big") + b"bye") + ws_frame(fin | text, b"late"),
+        "7-close-bad": ws_frame(fin | close, (1005).to_bytes(2, "big")),
+        "9-big": ws_frame(text, b"a" * 70000) + ws_frame(fin | cont, "€".encode() * 100),
+    }
+    for n, (name, stream) in enumerate(seeds.items()):
+        pick = bytes([n * 8 + (7 if name == "9-big" else 5 + n % 3)])  # limit: 1000, 65536 or 1 MiB
+        (WEBSOCKET_OUT / f"websocket-{name}").write_bytes(pick + stream)
+    print(f"wrote {len(seeds)} seeds to {WEBSOCKET_OUT.relative_to(ROOT)}")
+
+
 def main():
     parser_and_chunked_seeds()
     router_seeds()
+    websocket_seeds()
 
 
 if __name__ == "__main__":

@@ -110,6 +110,20 @@ class AmalgamateTest(unittest.TestCase):
         self.assertFalse((self.root / "single_include").exists(), "nothing written on failure")
         self.assertEqual(self.run_script("--check").returncode, 2)
 
+    def test_a_room_not_yet_in_the_single_headers_is_left_out_without_failing(self):
+        self.write("include/skiff/websocket/w.hpp", "inline int w() { return 4; }\n")
+        result = self.run_script()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("websocket", (self.root / "single_include" / "skiff" / "skiff.hpp").read_text())
+
+    def test_a_root_that_reaches_a_room_not_yet_in_fails_by_name(self):
+        self.write("include/skiff/websocket/w.hpp", "inline int w() { return 4; }\n")
+        self.write("include/skiff/part/a.hpp", '#include "skiff/websocket/w.hpp"\ninline int a() { return 1; }\n')
+        result = self.run_script()
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("include/skiff/websocket/w.hpp", result.stderr)
+        self.assertIn("NOT_YET", result.stderr)
+
     def test_a_header_only_the_test_client_reaches_counts_as_reached(self):
         self.write("include/skiff/testing/u.hpp", "inline int u() { return 3; }\n")
         self.write("include/skiff/testing.hpp",
