@@ -6052,6 +6052,9 @@ protected:
     ~door() = default;
 };
 
+// The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.
+constexpr std::string_view continue_interim = "HTTP/1.1 100 Continue\r\n\r\n";
+
 // Declared bodies up to this are read and dropped after an early answer, keeping the
 // connection; a larger or chunked one is drained until the close, as nginx does.
 constexpr std::uint64_t early_answer_drain = 64 * 1024;
@@ -7806,6 +7809,15 @@ struct hub_anchor {
     // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
     // one per budget, so per loop, or one for a shared server's workers.
     push_ledger<deferred_state> pushes;
+
+    // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
+    void open(default_poller& p, const options& opt, std::size_t budget) {
+        poller = &p;
+        deferred_timeout_ms = opt.deferred_timeout.count();
+        push_limit = static_cast<std::int64_t>(opt.max_push_buffer);
+        push_high_water = opt.write_high_water;
+        pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
+    }
 };
 
 } // namespace skiff::detail
@@ -9103,10 +9115,7 @@ public:
             fail(d, c, parse_status::content_too_large);  // before the body: no 100 Continue
             return len;
         }
-        if (body.expects_continue) {
-            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            d.write({interim, sizeof interim - 1});
-        }
+        if (body.expects_continue) d.write(continue_interim);
         return take(d, c, data, len);
     }
 
@@ -9300,13 +9309,12 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 // calls it, and the connection set (Set) registers interest and deadlines. It sends nothing
 // itself: the writer (writer.hpp) does.
 //
-// A route that takes its body unread (a streamed upload, server/upload.hpp) is run once the
-// head is in (route_body()), and a handler that answers later (response::defer) leaves what
-// will answer; either way the connection is handed through the door of handover.hpp
-// (phase::handed) to that taker, of which the session knows nothing more: the taker reads,
-// writes and waits through the door, and gives the connection back when it is done. While a
-// connection is handed it parses nothing more (the simplest rule that keeps answers in request
-// order): what was read stays in its tail.
+// A route that takes its body unread (a streamed upload) is run once the head is in, and a
+// handler that answers later (response::defer) or sends a file leaves what will answer;
+// either way the connection is handed through the door (session_door.hpp) to that taker, of
+// which the session knows nothing more. While a connection is handed it parses nothing more
+// (the simplest rule that keeps answers in request order): what was read stays in its tail.
+// What observers are told is session_reports.hpp's; input buffers, input_buffers.hpp's.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -9315,8 +9323,500 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 #ifndef SKIFF_SERVER_SESSION_HPP
 #define SKIFF_SERVER_SESSION_HPP
 
+// begin skiff/server/input_buffers.hpp
+// A connection's input buffer: taken from the loop's pool when a read leaves an incomplete
+// request, grown within the memory budget (the set keeps it: connection_set.hpp) while a head
+// or a declared body arrives, and given back when the connection has nothing left to parse.
+//
+// It does not read or parse: the session does, and asks here for room. Invariant: what an
+// input buffer counts against the budget is exactly charge_of(its capacity), taken when it
+// grows and given back when it is released, so a waiting connection holds none of it.
+#ifndef SKIFF_SERVER_INPUT_BUFFERS_HPP
+#define SKIFF_SERVER_INPUT_BUFFERS_HPP
 
-#include <chrono>        // std::chrono::steady_clock, for a response hook
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint64_t
+
+namespace skiff::detail {
+
+template <class Set>
+class input_buffers {
+    using conn = typename Set::conn;
+
+public:
+    explicit input_buffers(Set& set) noexcept : set_(set) {}
+
+    // `head_capacity`: the longest head (request line and fields); `read_size`: one read.
+    void open(std::size_t head_capacity, std::size_t read_size) {
+        head_capacity_ = head_capacity;
+        read_size_ = read_size;
+        pool_.set_size(head_capacity);
+    }
+    std::size_t head_capacity() const noexcept { return head_capacity_; }
+
+    // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
+    // of the declared body, or one read's worth of a chunked one. A declared body is reserved
+    // whole at its first growth, so a body once granted never waits again and bodies cannot
+    // each hold part of the budget and all wait for more; the budget, not the client, bounds
+    // what declared bodies reserve. 0: refused, wait.
+    std::size_t make_room(conn& c) {
+        std::size_t want = read_size_;
+        std::uint64_t declared = c.parser.declared_size();
+        if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
+        else if (declared > c.in.size())
+            want = static_cast<std::size_t>(declared - c.in.size());
+        if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
+        return c.in.room();
+    }
+
+    // The tail of a fresh read (at most a read's worth: outside the budget) moves in.
+    void keep(conn& c, const char* data, std::size_t n) {
+        pool_.acquire(c.in);
+        c.in.append(data, n);
+    }
+
+    void release(conn& c) {
+        std::size_t charge = charge_of(c.in.capacity());
+        pool_.release(c.in);
+        if (charge != 0) set_.give_back(charge);  // waiting connections read again
+    }
+
+private:
+    // What an input buffer of this capacity counts: all of it once it grew past both a pool
+    // buffer and one read's worth (what the tail of a fresh read may need, bounded per
+    // connection already), else nothing.
+    std::size_t charge_of(std::size_t capacity) const noexcept {
+        std::size_t free_size = pool_.buffer_size() > read_size_ ? pool_.buffer_size() : read_size_;
+        return capacity > free_size ? capacity : 0;
+    }
+
+    // Grows c's input buffer for want more bytes, if the budget grants what the growth
+    // counts; false, and nothing taken, when it does not.
+    bool grow_within_budget(conn& c, std::size_t want) {
+        std::size_t before = charge_of(c.in.capacity());
+        std::size_t after = charge_of(c.in.capacity_after_reserving(want));
+        if (after > before && !set_.try_grow(c, after - before, before)) return false;
+        c.in.reserve_more(want);
+        return true;
+    }
+
+    Set& set_;
+    buffer_pool pool_;
+    std::size_t head_capacity_ = 0;
+    std::size_t read_size_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_INPUT_BUFFERS_HPP
+// end skiff/server/input_buffers.hpp
+// begin skiff/server/session_door.hpp
+// The session's side of the door (handover.hpp): what a handed connection's taker is offered,
+// in the session's terms, and how the session hands a connection over and takes it back. It is
+// to session.hpp what redis's blocked.c is to networking.c: the protocol hands a connection
+// here through a few calls and knows nothing of what takes it.
+//
+//   the session -> here                          here -> a taker (handed)
+//     hand_over_answer(c)   a handler left a       begin, on_readable, on_deadline, await,
+//                           taker (defer, file)    on_sent (abandon: the session's close)
+//     route_body(c, ...)    a head whose route
+//                           takes its body unread  a taker -> here (door)
+//     on_readable(c), on_deadline(c), on_sent(c),    read, write, flush, answer, finish,
+//     await(c), serve_handed(c, ...)  its events     answered, serve_after, close, ...
+//
+// It does not parse, route or write by itself: each door operation is a call of the session's
+// (serve, keep_tail, after_write, the writer). Not templated on the policy in its interface
+// (door), so the features behind it are compiled once, whatever the policy.
+//
+// Invariants: a taker is called only while its connection is handed (c.stream->taker holds
+// it). One that finishes during an event (finish, answered) is kept in retired_ until the
+// event is over, then freed: it may still be running when it gives the connection back.
+#ifndef SKIFF_SERVER_SESSION_DOOR_HPP
+#define SKIFF_SERVER_SESSION_DOOR_HPP
+
+
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::int64_t, std::uint8_t
+#include <functional>    // a late answer's callback
+#include <memory>        // std::unique_ptr
+#include <string_view>   // std::string_view
+#include <sys/socket.h>  // recv
+
+namespace skiff::detail {
+
+// While the server stops, every answer says Connection: close.
+enum class serving : std::uint8_t { normally, until_stop };
+
+template <class Session>
+class session_door final : public door {
+    using conn = typename Session::conn;
+
+public:
+    explicit session_door(Session& s) noexcept : s_(s) {}
+
+    // ---- the session hands a connection over, and brings it its events ------------------
+
+    // The handler left a taker (response::defer, response::file): the connection is handed
+    // to it. Kept out of respond(), which must stay small enough to inline into serve(): 29
+    // instructions a request when this was inlined into it (callgrind, contract app). A taker
+    // that called answer() (door::answer) is not freed here: it is still running.
+    SKIFF_NOINLINE void hand_over_answer(conn& c) {
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker.reset(response_access::take_taker(s_.res_));
+        c.state = phase::handed;
+        pending_body none;
+        (void)c.stream->taker->begin(*this, c, none, nullptr, 0);
+    }
+
+    // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
+    // route takes it unread; else go on buffering it (0 used: the next parse takes the body).
+    SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
+        request_head& head = request_access::head(s_.req_);
+        if (s_.router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
+        if (c.parser.declares_more_than(s_.limits_.max_body))
+            s_.answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
+        return 0;
+    }
+
+    SKIFF_NOINLINE fate on_readable(conn& c) { return after_event(c.stream->taker->on_readable(*this, c)); }
+    SKIFF_NOINLINE fate on_deadline(conn& c) { return after_event(c.stream->taker->on_deadline(*this, c)); }
+    void on_sent(conn& c) { c.stream->taker->on_sent(*this, c); }
+    fate await(conn& c) { return c.stream->taker->await(*this, c); }
+
+    // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
+    // answer made on another thread), on the thread that serves c.
+    fate serve_handed(conn& c, loop_context::handed_call call, void* arg) { return after_event(call(*this, c, arg)); }
+
+    // ---- door: what a taker is offered --------------------------------------------------
+
+    read_result read(connection& c) override {
+        ssize_t n = ::recv(c.fd, s_.scratch_.data(), s_.scratch_.capacity(), 0);
+        if (n > 0) return {read_outcome::got, s_.scratch_.data(), static_cast<std::size_t>(n)};
+        return {n < 0 && retry_later() ? read_outcome::retry : read_outcome::ended};
+    }
+    void write(std::string_view bytes) override { s_.writer_.batch().append(bytes.data(), bytes.size()); }
+    void watch(connection& c, std::uint8_t interest) override { s_.set_.watch(own(c), interest); }
+    void arm(connection& c, deadline_kind kind) override { s_.arm(own(c), kind); }
+    std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
+    const options& settings() const noexcept override { return s_.opt_; }
+    bool workers_wait() const noexcept override { return Session::workers_wait; }
+    void finish(connection& c) override {
+        retired_ = std::move(c.stream->taker);
+        c.state = c.stream->then;
+        c.stream.reset();
+    }
+    void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
+    void reject(connection& c, int status, rejection why) override {
+        s_.answer_error(own(c), status, phase::draining, why, {});
+    }
+    fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
+        conn& x = own(c);
+        if (takes_requests(x.state)) used += s_.serve(x, data + used, len - used);
+        s_.keep_tail(x, data, true, len, used);
+        return s_.after_write(x, s_.writer_.flush(x));
+    }
+    fate serve_waiting(connection& c) override {
+        conn& x = own(c);
+        if (takes_requests(x.state)) {
+            std::size_t len = x.in.size();
+            std::size_t used = s_.serve(x, x.in.data(), len);
+            s_.keep_tail(x, x.in.data(), false, len, used);
+        }
+        return s_.after_write(x, s_.writer_.flush(x));
+    }
+    fate close(connection& c) override { return s_.close(own(c)); }
+
+    bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
+    push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
+    void write_piece(push_framing framing, std::string_view bytes) override {
+        stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
+        s_.writer_.append_piece(f, bytes.data(), bytes.size());
+    }
+    void write_last_chunk() override { s_.writer_.append_last_chunk(); }
+    write_status flush(connection& c) override { return s_.writer_.flush(own(c)); }
+    write_status write_parked(connection& c) override { return s_.writer_.write_parked(own(c)); }
+    fate after_write(connection& c, write_status w) override { return s_.after_write(own(c), w); }
+    std::size_t parked(const connection& c) const noexcept override { return Session::writer_type::pending(c); }
+    peek_outcome peek(connection& c) override {
+        char byte;
+        ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+        if (n > 0) return peek_outcome::bytes;
+        if (n == 0) return peek_outcome::ended;
+        return retry_later() ? peek_outcome::retry : peek_outcome::failed;
+    }
+    char* scratch(std::size_t& size) noexcept override {
+        size = s_.scratch_.capacity();
+        return s_.scratch_.data();
+    }
+    void close_after_output(connection& c) override { Session::close_after_output(own(c), phase::closing); }
+    void answered(connection& c) override;
+
+private:
+    static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
+
+    fate after_event(fate f) {
+        retired_.reset();  // a taker that finished during the event (finish, answered)
+        return f;
+    }
+
+    // Runs the route on the head with the body lent unread; it leaves a taker (the connection
+    // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
+    std::size_t offer_body(conn& c, char* buf, std::size_t len);
+    pending_body describe_body(conn& c) const;
+    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
+        c.parser.reset();
+        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream->taker = std::move(taker);
+        c.state = phase::handed;
+        std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
+        retired_.reset();
+        return used;
+    }
+
+    std::size_t start_late(conn& c, const answer_context& ctx);
+
+    Session& s_;
+    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
+};
+
+template <class Session>
+std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t len) {
+    response& res = s_.res_;
+    pending_body body = describe_body(c);
+    std::size_t head_len = c.parser.head_size();
+    bool may_drop = body.framing == body_framing::length && body.declared <= early_answer_drain &&
+                    body.declared <= s_.limits_.max_body && !body.expects_continue;
+    request_access::reset(s_.req_);
+    bool close = body.context.close || stopping() || !may_drop;
+    std::size_t start = s_.writer_.batch().size();
+    response_access::start(res, s_.writer_.batch(), s_.time_.date, body.context.head_request, close, body.context.http10);
+    response_access::lend_body(res, &body);
+    call_guarded([&] { s_.router_.serve(s_.req_, res); }, [&] { s_.answer_internal_error(); });
+    response_access::lend_body(res, nullptr);
+    // An answer deferred before the body is read is not taken up: the route answers here or
+    // through its taker (a handler that defers does so at the body's end).
+    std::unique_ptr<handed> unsupported(response_access::take_taker(res));
+    if (body.taker && !res.sent()) {
+        body.context.head_fields = response_access::hold_fields(res);  // the answer comes after the body
+        return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
+    }
+    body.taker.reset();
+    if (!res.sent()) res.end();
+    if (SKIFF_UNLIKELY(!unsupported && static_cast<bool>(s_.opt_.on_response)))
+        s_.reports_.late(c, body.context, s_.writer_.batch().size() - start);
+    if (res.closes_connection()) {  // a body too large to drop, or 100 Continue asked
+        Session::close_after_output(c, phase::draining);
+        return len;
+    }
+    return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
+                                len - head_len);
+}
+
+template <class Session>
+pending_body session_door<Session>::describe_body(conn& c) const {
+    const request_head& head = request_access::head(s_.req_);
+    pending_body body;
+    body.framing = c.parser.framing();
+    body.declared = head.content_length;
+    body.limits = s_.limits_;
+    body.expects_continue = head.expect_continue;
+    body.context.head_request = head.verb == method::head;
+    body.context.http10 = head.version_minor == 0;
+    body.context.close = !head.keep_alive;
+    if (s_.opt_.on_error || s_.opt_.on_response) body.context.origin = request_access::origin_of(s_.req_);  // for the hooks, later
+    return body;
+}
+
+// Answers a request whose head is gone, as a handler would.
+template <class Session>
+void session_door<Session>::answer(connection& base, answer_context& ctx, const std::function<void(response&)>& fn) {
+    conn& c = own(base);
+    response& res = s_.res_;
+    std::size_t start = start_late(c, ctx);
+    call_guarded([&] { if (fn) fn(res); }, [&] { s_.answer_internal_error(); });
+    if (!res.sent()) res.end();
+    bool later = response_access::pending_deferred(res) != nullptr;  // reported when written
+    if (!later && SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
+    if (response_access::streaming(res)) s_.start_stream(c, std::move(ctx.origin));
+    else if (response_access::hands_over(res)) hand_over_answer(c);
+    if (res.closes_connection()) Session::close_after_output(c, phase::closing);
+}
+
+// A late answer's head, its body pushed later.
+template <class Session>
+push_framing session_door<Session>::answer_push(connection& base, answer_context& ctx,
+                                                const std::function<void(response&)>& fn) {
+    conn& c = own(base);
+    response& res = s_.res_;
+    std::size_t start = start_late(c, ctx);
+    fn(res);
+    if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
+    bool has_body = response_access::streaming(res);
+    (void)response_access::take_source(res);
+    if (res.closes_connection()) Session::close_after_output(c, phase::closing);
+    if (!has_body) return push_framing::none;
+    return response_access::stream_chunked(res) ? push_framing::chunked : push_framing::until_close;
+}
+
+// A late answer starts with the fields the chain set before it was put off; it closes the
+// connection if the request asked, if the connection already ends after it, or while the
+// server stops. Returns where it begins in the batch, for a response hook.
+template <class Session>
+std::size_t session_door<Session>::start_late(conn& c, const answer_context& ctx) {
+    bool close = ctx.close || Session::final_phase(c) >= phase::closing || stopping();
+    std::size_t start = s_.writer_.batch().size();
+    response_access::start(s_.res_, s_.writer_.batch(), s_.time_.date, ctx.head_request, close, ctx.http10);
+    response_access::restore_fields(s_.res_, ctx.head_fields);  // the chain's, held since the head
+    return start;
+}
+
+// The late answer is written: as finish(), then on as after a stream (the requests that waited
+// are served once the connection is writable).
+template <class Session>
+void session_door<Session>::answered(connection& base) {
+    conn& c = own(base);
+    if (stopping()) Session::close_after_output(c, phase::closing);
+    retired_ = std::move(c.stream->taker);
+    phase then = c.stream->then;
+    c.stream.reset();
+    c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+    if (c.state == phase::reading || c.state == phase::waiting)
+        s_.arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_SESSION_DOOR_HPP
+// end skiff/server/session_door.hpp
+// begin skiff/server/session_reports.hpp
+// What the session tells the application's observers (options: on_response, on_error,
+// on_rejection): each answer timed and measured for the response hook, a handler's or a
+// stream source's exception for the error hook, and a rejection's fields and body for the
+// rejection hook. Kept apart from session.hpp, whose hot path tests one empty std::function
+// per request and comes here only when a hook is set.
+//
+// It does not answer: the session writes every answer; this reads what was written (status,
+// bytes) and calls the hooks, each guarded, so a hook that throws does not end the loop.
+#ifndef SKIFF_SERVER_SESSION_REPORTS_HPP
+#define SKIFF_SERVER_SESSION_REPORTS_HPP
+
+
+#include <chrono>       // std::chrono::steady_clock, an answer's duration
+#include <cstddef>      // std::size_t
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+template <class Session>
+class session_reports {
+    using conn = typename Session::conn;
+
+public:
+    explicit session_reports(Session& s) noexcept : s_(s) {}
+
+    // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
+    void number(std::size_t loop) noexcept { loop_ = loop; }
+    std::size_t loop() const noexcept { return loop_; }
+
+    // respond() with a response hook: the answer is timed and measured, then reported (one
+    // made later when it is written, through the door).
+    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
+        std::size_t start = s_.writer_.batch().size();
+        outcome_ = rejection::none;
+        auto began = std::chrono::steady_clock::now();
+        s_.answer_request(c);
+        auto took = std::chrono::steady_clock::now() - began;
+        if (response_access::pending_deferred(s_.res_) != nullptr) return;
+        const request_head& head = request_access::head(s_.req_);
+        response_event e;
+        e.reason = outcome_;
+        e.status = s_.res_.status();
+        e.bytes_sent = s_.writer_.batch().size() - start;
+        e.bytes_received = received;
+        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+        e.method = head.method_name;
+        e.target = head.target;
+        e.version = version_text(head.version_minor);
+        report(c, e);
+    }
+
+    // A late answer (a handed connection's): its request's head is gone by then, so its method
+    // and target are those kept in the context.
+    SKIFF_NOINLINE void late(conn& c, const answer_context& ctx, std::size_t bytes) {
+        response_event e;
+        e.status = s_.res_.status();
+        e.bytes_sent = bytes;
+        e.method = ctx.origin.method;
+        e.target = ctx.origin.target;
+        e.version = version_text(ctx.http10 ? 0 : 1);
+        report(c, e);
+    }
+
+    // A rejection (a framing or limit error) the session answered.
+    SKIFF_NOINLINE void rejected(conn& c, rejection why, std::string_view input, std::size_t bytes) {
+        response_event e;
+        e.reason = why;
+        e.status = s_.res_.status();
+        e.bytes_sent = bytes;
+        e.bytes_received = input.size();
+        describe_request_line(input, s_.limits_, e);
+        report(c, e);
+    }
+
+    // The handler threw: the error hook sees what it threw and the request, before the 500.
+    SKIFF_NOINLINE void handler_threw() {
+        outcome_ = rejection::handler_exception;
+        if (!s_.opt_.on_error) return;
+        const char* what = describe_current_exception();
+        call_guarded([&] { s_.opt_.on_error(what, s_.req_); }, [] {});
+    }
+
+    // A stream's source threw (called inside the catch): the writer cuts the body (its head
+    // has left, so there is no 500), and the error hook hears what was thrown, with the
+    // request as far as it is kept (its method and target; its head is gone by now).
+    SKIFF_NOINLINE void source_threw(const stream_state& st) {
+        if (!s_.opt_.on_error) return;
+        const char* what = describe_current_exception();
+        request origin;
+        request_access::describe(origin, st.origin);
+        call_guarded([&] { s_.opt_.on_error(what, origin); }, [] {});
+    }
+
+    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
+    // object); one that throws leaves the answer as it was. The status is the server's: a hook
+    // that changed it gets the plain answer instead. The reason is told as the response hook
+    // tells it (a 400 whose request line is good is the header's fault).
+    SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
+        response& res = s_.res_;
+        response_event e;
+        e.reason = why;
+        describe_request_line(input, s_.limits_, e);
+        int status = res.status();
+        call_guarded([&] { s_.opt_.on_rejection(res, e.reason); }, [] {});
+        if (res.status() == status) return;
+        response_access::discard(res);
+        res.status(status);
+    }
+
+private:
+    void report(conn& c, response_event& e) {
+        peer_text peer(c.fd);
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { s_.opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
+    }
+
+    Session& s_;
+    rejection outcome_ = rejection::none;  // the current answer's, for the response hook
+    std::size_t loop_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_SESSION_REPORTS_HPP
+// end skiff/server/session_reports.hpp
+
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
@@ -9327,12 +9827,13 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 
 namespace skiff::detail {
 
-// While the server stops, every answer says Connection: close.
-enum class serving : std::uint8_t { normally, until_stop };
-
 template <class Set>
 class session {
     using conn = typename Set::conn;
+    friend class session_door<session>;     // the door: what a handed connection is offered
+    friend class session_reports<session>;  // what the observers are told
+    // Under the shared policy a connection is its worker's while that waits (door::workers_wait).
+    static constexpr bool workers_wait = Set::hands_over_deferred;
 
     // Where the writer charges parked output (writer.hpp): the set's memory budget, whose
     // returns wake connections waiting for it.
@@ -9351,24 +9852,19 @@ public:
     void open() {
         limits_ = {opt_.max_request_line, opt_.max_header_bytes, opt_.max_headers, opt_.max_body};
         limits_.hold_bodies = router_.streams_any() ? body_hold::ask : body_hold::never;
-        head_capacity_ = opt_.max_request_line + opt_.max_header_bytes + 4;
-        pool_.set_size(head_capacity_);
+        input_.open(opt_.max_request_line + opt_.max_header_bytes + 4, read_size);
         scratch_.reserve_more(read_size);
         writer_.open(read_size, output_account{&set_});
         request_access::init(req_, opt_.max_headers, opt_.max_request_line);
         set_.limit_budget(opt_.max_buffered);  // the runner may have given this loop less
         hub_anchor& a = set_.anchor();
-        a.poller = &set_.poller();
-        a.deferred_timeout_ms = opt_.deferred_timeout.count();
-        a.push_limit = static_cast<std::int64_t>(opt_.max_push_buffer);
-        a.push_high_water = opt_.write_high_water;
-        a.pushes.set_share(set_.budget_limit() / 2);  // push output's share (push_ledger.hpp says why half)
+        a.open(set_.poller(), opt_, set_.budget_limit());
         response_access::lend(res_, a);
     }
 
     void begin_stop() noexcept { serving_ = serving::until_stop; }
     // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
-    void number(std::size_t loop) noexcept { loop_ = loop; }
+    void number(std::size_t loop) noexcept { reports_.number(loop); }
 
     fate on_readable(conn& c) {
         if (c.state >= phase::lingering) return on_other_readable(c);
@@ -9376,7 +9872,7 @@ public:
         if (fresh && SKIFF_UNLIKELY(set_.budget_full())) return wait_for_memory(c);
         std::size_t room = scratch_.capacity();
         if (!fresh) {
-            room = make_room(c);
+            room = input_.make_room(c);
             if (SKIFF_UNLIKELY(room == 0)) return wait_for_memory(c);
         }
         char* buf = fresh ? scratch_.data() : c.in.data();
@@ -9391,7 +9887,7 @@ public:
         // A head arriving in pieces is parsed again only when a line ends in the new bytes or
         // the buffer is full, so a client sending one byte at a time costs a scan of each byte,
         // not a re-parse per byte.
-        if (!fresh && !c.parser.head_complete() && len < head_capacity_ &&
+        if (!fresh && !c.parser.head_complete() && len < input_.head_capacity() &&
             std::memchr(buf + have, '\n', static_cast<std::size_t>(n)) == nullptr)
             return fate::open;
         std::size_t used = serve(c, buf, len);
@@ -9404,7 +9900,7 @@ public:
     fate on_writable(conn& c) {
         if (!c.out.empty()) {
             write_status w = writer_.write_parked(c);
-            if (SKIFF_UNLIKELY(c.state == phase::handed)) c.stream->taker->on_sent(door_, c);
+            if (SKIFF_UNLIKELY(c.state == phase::handed)) door_.on_sent(c);
             return after_write(c, w);
         }
         if (c.state == phase::streaming) return pump(c);
@@ -9419,7 +9915,7 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
-        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return on_handed_deadline(c);
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return door_.on_deadline(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);
@@ -9427,7 +9923,7 @@ public:
         if (!answer_408) return close(c);
         set_.forget_waiting(c);
         answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
-        release_in(c);
+        input_.release(c);
         return after_write(c, writer_.flush(c));
     }
 
@@ -9461,68 +9957,23 @@ public:
         writer_.batch().clear();
         if (c.stream && c.stream->taker) c.stream->taker->abandon();
         set_.forget_waiting(c);
-        if (c.in.capacity() != 0) release_in(c);
+        if (c.in.capacity() != 0) input_.release(c);
         writer_.forget(c);
         set_.remove(c);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, loop_);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_connection))) opt_.on_connection(connection_change::closed, reports_.loop());
         return fate::closed;
     }
 
     // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
     // answer made on another thread), on the thread that serves c.
-    fate serve_handed(conn& c, loop_context::handed_call call, void* arg) {
-        fate f = call(door_, c, arg);
-        retired_.reset();  // a taker that finished during the call
-        return f;
-    }
+    fate serve_handed(conn& c, loop_context::handed_call call, void* arg) { return door_.serve_handed(c, call, arg); }
 
 private:
     static constexpr std::size_t read_size = 64 * 1024;
 
     // ---- read and serve -----------------------------------------------------------------
 
-    // Room to read behind a connection's leftover bytes: the rest of the head, else the rest
-    // of the declared body, or one read's worth of a chunked one. Where the memory budget is
-    // kept, a declared body is reserved whole at its first growth, so a body once granted
-    // never waits again and bodies cannot each hold part of the budget and all wait for more;
-    // the budget, not the client, bounds what declared bodies reserve. 0: refused, wait.
-    std::size_t make_room(conn& c) {
-        std::size_t want = read_size;
-        std::uint64_t declared = c.parser.declared_size();
-        if (!c.parser.head_complete()) want = head_capacity_ > c.in.size() ? head_capacity_ - c.in.size() : 1;
-        else if (declared > c.in.size())
-            want = static_cast<std::size_t>(declared - c.in.size());
-        if (c.in.room() < want && !grow_within_budget(c, want)) return 0;
-        return c.in.room();
-    }
-
-    // ---- the memory budget (the set keeps it: connection_set.hpp) -----------------------
-
-    // What an input buffer of this capacity counts: all of it once it grew past both a pool
-    // buffer and one read's worth (what the tail of a fresh read may need, bounded per
-    // connection already), else nothing. So a waiting connection holds none of the budget.
-    std::size_t charge_of(std::size_t capacity) const noexcept {
-        std::size_t free_size = pool_.buffer_size() > read_size ? pool_.buffer_size() : read_size;
-        return capacity > free_size ? capacity : 0;
-    }
-
-    // Grows c's input buffer for want more bytes, if the budget grants what the growth
-    // counts; false, and nothing taken, when it does not.
-    bool grow_within_budget(conn& c, std::size_t want) {
-        std::size_t before = charge_of(c.in.capacity());
-        std::size_t after = charge_of(c.in.capacity_after_reserving(want));
-        if (after > before && !set_.try_grow(c, after - before, before)) return false;
-        c.in.reserve_more(want);
-        return true;
-    }
-
-    void release_in(conn& c) {
-        std::size_t charge = charge_of(c.in.capacity());
-        pool_.release(c.in);
-        if (charge != 0) set_.give_back(charge);  // waiting connections read again
-    }
-
-    // Not read until memory is given back; its body deadline keeps running.
+    // Not read until memory is given back (input_buffers.hpp); its body deadline keeps running.
     fate wait_for_memory(conn& c) {
         set_.wait_for_memory(c);
         return fate::open;
@@ -9553,7 +10004,7 @@ private:
                 break;
             }
             if (r.status == parse_status::body_follows) {  // only where a route streams its body
-                used += route_body(c, buf + used, len - used);
+                used += door_.route_body(c, buf + used, len - used);
                 continue;
             }
             answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
@@ -9573,8 +10024,7 @@ private:
         arm(c, deadline_kind::body);
         if (!head.expect_continue) return;
         if (router_.has_route(head.verb, head.method_name, head.path)) {
-            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            writer_.batch().append(interim, sizeof interim - 1);
+            writer_.batch().append(continue_interim.data(), continue_interim.size());
             return;
         }
         head.keep_alive = false;  // the unsent body would follow: say so, and close after
@@ -9585,7 +10035,7 @@ private:
     // `received`: the request's bytes, for a response hook. With no hook set this is one test
     // of an empty std::function.
     SKIFF_ALWAYS_INLINE void respond(conn& c, std::size_t received) {
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) return respond_observed(c, received);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) return reports_.respond_observed(c, received);
         answer_request(c);
     }
 
@@ -9597,50 +10047,13 @@ private:
                                head.version_minor == 0);
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
-                         on_handler_error();
+                         reports_.handler_threw();
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (response_access::streaming(res_)) start_stream(c);
-        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) hand_over_answer(c);
+        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // The handler threw: the error hook sees what it threw and the request, before the 500.
-    SKIFF_NOINLINE void on_handler_error() {
-        outcome_ = rejection::handler_exception;
-        if (!opt_.on_error) return;
-        const char* what = describe_current_exception();
-        call_guarded([&] { opt_.on_error(what, req_); }, [] {});
-    }
-
-    // respond() with a response hook: the answer is timed and measured, then reported (one
-    // made later when it is written, through the door).
-    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
-        std::size_t start = writer_.batch().size();
-        outcome_ = rejection::none;
-        auto began = std::chrono::steady_clock::now();
-        answer_request(c);
-        auto took = std::chrono::steady_clock::now() - began;
-        if (response_access::pending_deferred(res_) != nullptr) return;
-        const request_head& head = request_access::head(req_);
-        response_event e;
-        e.reason = outcome_;
-        e.status = res_.status();
-        e.bytes_sent = writer_.batch().size() - start;
-        e.bytes_received = received;
-        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
-        e.method = head.method_name;
-        e.target = head.target;
-        e.version = version_text(head.version_minor);
-        report(c, e);
-    }
-
-    void report(conn& c, response_event& e) {
-        peer_text peer(c.fd);
-        e.peer = peer.view();
-        e.loop = loop_;
-        call_guarded([&] { opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
     }
 
     // Streams and files only, so kept out of respond(): inlined there, it cost every request
@@ -9661,17 +10074,6 @@ private:
         c.state = phase::streaming;
     }
 
-    // A stream's source threw (called inside the catch): the writer cuts the body (its head
-    // has left, so there is no 500), and the error hook hears what was thrown, with the
-    // request as far as it is kept (its method and target; its head is gone by now).
-    SKIFF_NOINLINE void on_source_error(const stream_state& st) {
-        if (!opt_.on_error) return;
-        const char* what = describe_current_exception();
-        request origin;
-        request_access::describe(origin, st.origin);
-        call_guarded([&] { opt_.on_error(what, origin); }, [] {});
-    }
-
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
     // `why` and `input` (the bytes of the request being rejected) are for a response hook.
@@ -9684,25 +10086,10 @@ private:
         std::memcpy(text, reason.data(), n);
         text[n++] = '\n';
         res_.status(status);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) decorate_rejection(why, input);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) reports_.decorate_rejection(why, input);
         if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
         close_after_output(c, how);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_rejection(c, why, input, writer_.batch().size() - start);
-    }
-
-    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
-    // object); one that throws leaves the answer as it was. The status is the server's: a hook
-    // that changed it gets the plain answer instead. The reason is told as the response hook
-    // tells it (a 400 whose request line is good is the header's fault).
-    SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
-        response_event e;
-        e.reason = why;
-        describe_request_line(input, limits_, e);
-        int status = res_.status();
-        call_guarded([&] { opt_.on_rejection(res_, e.reason); }, [] {});
-        if (res_.status() == status) return;
-        response_access::discard(res_);
-        res_.status(status);
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) reports_.rejected(c, why, input, writer_.batch().size() - start);
     }
 
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
@@ -9710,18 +10097,8 @@ private:
         std::unique_ptr<handed> dropped(response_access::take_taker(res_));  // it deferred, then threw
         response_access::discard(res_);
         res_.status(500);
-        if (opt_.on_rejection) decorate_rejection(rejection::handler_exception);
+        if (opt_.on_rejection) reports_.decorate_rejection(rejection::handler_exception);
         if (!res_.sent()) res_.text("Internal Server Error\n");
-    }
-
-    SKIFF_NOINLINE void report_rejection(conn& c, rejection why, std::string_view input, std::size_t bytes) {
-        response_event e;
-        e.reason = why;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
-        e.bytes_received = input.size();
-        describe_request_line(input, limits_, e);
-        report(c, e);
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -9731,14 +10108,13 @@ private:
         bool closes = ends_after_output(c);
         if (closes || used == len) {
             if (closes && used < len) close_after_output(c, phase::draining);  // unread requests: drain them
-            if (c.in.capacity() != 0) release_in(c);
+            if (c.in.capacity() != 0) input_.release(c);
             if (!closes) arm(c, deadline_kind::idle);
             return;
         }
         std::size_t keep = c.parser.kept(len - used);
         if (fresh) {
-            pool_.acquire(c.in);
-            c.in.append(buf + used, keep);  // at most a read's worth: outside the budget
+            input_.keep(c, buf + used, keep);
         } else {
             c.in.consume(used);
             c.in.resize(keep);
@@ -9749,7 +10125,7 @@ private:
 
     fate pump(conn& c) {
         phase then = c.stream->then;  // read first: the writer frees the stream at its end
-        pump_result r = writer_.pump(c, scratch_.data(), [&] { on_source_error(*c.stream); });
+        pump_result r = writer_.pump(c, scratch_.data(), [&] { reports_.source_threw(*c.stream); });
         if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
         if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
         if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
@@ -9786,7 +10162,7 @@ private:
         case phase::closing: return close(c);
         case phase::draining: return linger(c);
         case phase::lingering: return fate::open;  // has no output
-        case phase::handed: return c.stream->taker->await(door_, c);
+        case phase::handed: return door_.await(c);
         }
         return fate::open;
     }
@@ -9842,18 +10218,11 @@ private:
         return fate::open;
     }
 
-    // ---- a connection handed to a feature (handover.hpp) ---------------------------------
+    // ---- a connection handed to a feature (session_door.hpp) -----------------------------
 
-    // The handler answers later (response::defer): the connection is handed to what defer()
-    // left. Kept out of respond(), which must stay small enough to inline into serve(): 29
-    // instructions a request when this was inlined into it (callgrind, contract app). The
-    // taker that called answer() (door::answer) is not freed here: it is still running.
-    SKIFF_NOINLINE void hand_over_answer(conn& c) {
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
-        c.stream->taker.reset(response_access::take_taker(res_));
-        c.state = phase::handed;
-        pending_body none;
-        (void)c.stream->taker->begin(door_, c, none, nullptr, 0);
+    SKIFF_NOINLINE fate on_other_readable(conn& c) {
+        if (c.state == phase::lingering) return discard_input(c);
+        return door_.on_readable(c);
     }
 
     // The deadline of a connection that awaits an answer made elsewhere: the hub answers at
@@ -9862,223 +10231,6 @@ private:
     std::int64_t awaited_guard_ms() const noexcept {
         std::int64_t d = opt_.deferred_timeout.count();
         return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
-    }
-
-    SKIFF_NOINLINE fate on_other_readable(conn& c) {
-        if (c.state == phase::lingering) return discard_input(c);
-        fate f = c.stream->taker->on_readable(door_, c);
-        retired_.reset();  // a taker that finished during the event (door::finish)
-        return f;
-    }
-
-    SKIFF_NOINLINE fate on_handed_deadline(conn& c) {
-        fate f = c.stream->taker->on_deadline(door_, c);
-        retired_.reset();
-        return f;
-    }
-
-    // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
-    // route takes it unread; else go on buffering it (0 used: the next parse takes the body).
-    SKIFF_NOINLINE std::size_t route_body(conn& c, char* buf, std::size_t len) {
-        request_head& head = request_access::head(req_);
-        if (router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
-        if (c.parser.declares_more_than(limits_.max_body)) answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
-        return 0;
-    }
-
-    // Runs the route on the head with the body lent unread; it leaves a taker (the connection
-    // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
-    std::size_t offer_body(conn& c, char* buf, std::size_t len) {
-        pending_body body = describe_body(c);
-        std::size_t head_len = c.parser.head_size();
-        bool may_drop = body.framing == body_framing::length && body.declared <= early_answer_drain &&
-                        body.declared <= limits_.max_body && !body.expects_continue;
-        request_access::reset(req_);
-        bool close = body.context.close || serving_ == serving::until_stop || !may_drop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, body.context.head_request, close, body.context.http10);
-        response_access::lend_body(res_, &body);
-        call_guarded([&] { router_.serve(req_, res_); }, [&] { answer_internal_error(); });
-        response_access::lend_body(res_, nullptr);
-        // An answer deferred before the body is read is not taken up: the route answers here
-        // or through its taker (a handler that defers, does so at the body's end).
-        std::unique_ptr<handed> unsupported(response_access::take_taker(res_));
-        if (body.taker && !res_.sent()) {
-            body.context.head_fields = response_access::hold_fields(res_);  // the answer comes after the body
-            return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
-        }
-        body.taker.reset();
-        if (!res_.sent()) res_.end();
-        bool reported = !unsupported && static_cast<bool>(opt_.on_response);
-        if (SKIFF_UNLIKELY(reported)) report_late(c, body.context, writer_.batch().size() - start);
-        if (res_.closes_connection()) {  // a body too large to drop, or 100 Continue asked
-            close_after_output(c, phase::draining);
-            return len;
-        }
-        return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
-                                    len - head_len);
-    }
-
-    pending_body describe_body(conn& c) {
-        const request_head& head = request_access::head(req_);
-        pending_body body;
-        body.framing = c.parser.framing();
-        body.declared = head.content_length;
-        body.limits = limits_;
-        body.expects_continue = head.expect_continue;
-        body.context.head_request = head.verb == method::head;
-        body.context.http10 = head.version_minor == 0;
-        body.context.close = !head.keep_alive;
-        if (opt_.on_error || opt_.on_response) body.context.origin = request_access::origin_of(req_);  // for the hooks, later
-        return body;
-    }
-
-    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
-        c.parser.reset();
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
-        c.stream->taker = std::move(taker);
-        c.state = phase::handed;
-        std::size_t used = c.stream->taker->begin(door_, c, body, data, len);
-        retired_.reset();
-        return used;
-    }
-
-    // A late answer (door::answer, a handed connection's), for a response hook: its request's
-    // head is gone by then, so its method and target are those kept in the context.
-    SKIFF_NOINLINE void report_late(conn& c, const answer_context& ctx, std::size_t bytes) {
-        response_event e;
-        e.status = res_.status();
-        e.bytes_sent = bytes;
-        e.method = ctx.origin.method;
-        e.target = ctx.origin.target;
-        e.version = version_text(ctx.http10 ? 0 : 1);
-        report(c, e);
-    }
-
-    // What the door (handover.hpp) offers a taker, in the session's terms. Not templated on
-    // the policy in its interface, so the features behind it are compiled once.
-    class session_door final : public door {
-    public:
-        explicit session_door(session& s) noexcept : s_(s) {}
-
-        read_result read(connection& c) override {
-            ssize_t n = ::recv(c.fd, s_.scratch_.data(), s_.scratch_.capacity(), 0);
-            if (n > 0) return {read_outcome::got, s_.scratch_.data(), static_cast<std::size_t>(n)};
-            return {n < 0 && retry_later() ? read_outcome::retry : read_outcome::ended};
-        }
-        void write(std::string_view bytes) override { s_.writer_.batch().append(bytes.data(), bytes.size()); }
-        void watch(connection& c, std::uint8_t interest) override { s_.set_.watch(own(c), interest); }
-        void arm(connection& c, deadline_kind kind) override { s_.arm(own(c), kind); }
-        std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
-        const options& settings() const noexcept override { return s_.opt_; }
-        bool workers_wait() const noexcept override { return Set::hands_over_deferred; }
-        void finish(connection& c) override {
-            s_.retired_ = std::move(c.stream->taker);
-            c.state = c.stream->then;
-            c.stream.reset();
-        }
-        void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
-            s_.answer_late(own(c), ctx, fn);
-        }
-        void reject(connection& c, int status, rejection why) override {
-            s_.answer_error(own(c), status, phase::draining, why, {});
-        }
-        fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
-            conn& x = own(c);
-            if (takes_requests(x.state)) used += s_.serve(x, data + used, len - used);
-            s_.keep_tail(x, data, true, len, used);
-            return s_.after_write(x, s_.writer_.flush(x));
-        }
-        fate serve_waiting(connection& c) override {
-            conn& x = own(c);
-            if (takes_requests(x.state)) {
-                std::size_t len = x.in.size();
-                std::size_t used = s_.serve(x, x.in.data(), len);
-                s_.keep_tail(x, x.in.data(), false, len, used);
-            }
-            return s_.after_write(x, s_.writer_.flush(x));
-        }
-        fate close(connection& c) override { return s_.close(own(c)); }
-
-        bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
-        push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override {
-            return s_.answer_push(own(c), ctx, fn);
-        }
-        void write_piece(push_framing framing, std::string_view bytes) override {
-            stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
-            s_.writer_.append_piece(f, bytes.data(), bytes.size());
-        }
-        void write_last_chunk() override { s_.writer_.append_last_chunk(); }
-        write_status flush(connection& c) override { return s_.writer_.flush(own(c)); }
-        write_status write_parked(connection& c) override { return s_.writer_.write_parked(own(c)); }
-        fate after_write(connection& c, write_status w) override { return s_.after_write(own(c), w); }
-        std::size_t parked(const connection& c) const noexcept override { return writer_type::pending(c); }
-        peek_outcome peek(connection& c) override {
-            char byte;
-            ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
-            if (n > 0) return peek_outcome::bytes;
-            if (n == 0) return peek_outcome::ended;
-            return retry_later() ? peek_outcome::retry : peek_outcome::failed;
-        }
-        char* scratch(std::size_t& size) noexcept override {
-            size = s_.scratch_.capacity();
-            return s_.scratch_.data();
-        }
-        void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
-        void answered(connection& c) override { s_.answered(own(c)); }
-
-    private:
-        static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
-        session& s_;
-    };
-
-    // Answers a request whose head is gone, as a handler would (door::answer).
-    void answer_late(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
-        std::size_t start = start_late(c, ctx);
-        call_guarded([&] { if (fn) fn(res_); },
-                     [&] {
-                         answer_internal_error();
-                     });
-        if (!res_.sent()) res_.end();
-        bool later = response_access::pending_deferred(res_) != nullptr;  // reported when written
-        if (!later && SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
-        if (response_access::streaming(res_)) start_stream(c, std::move(ctx.origin));
-        else if (response_access::hands_over(res_)) hand_over_answer(c);
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // A late answer's head, its body pushed later (door::answer_push).
-    push_framing answer_push(conn& c, answer_context& ctx, const std::function<void(response&)>& fn) {
-        std::size_t start = start_late(c, ctx);
-        fn(res_);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_late(c, ctx, writer_.batch().size() - start);
-        bool has_body = response_access::streaming(res_);
-        (void)response_access::take_source(res_);
-        if (res_.closes_connection()) close_after_output(c, phase::closing);
-        if (!has_body) return push_framing::none;
-        return response_access::stream_chunked(res_) ? push_framing::chunked : push_framing::until_close;
-    }
-
-    // A late answer starts with the fields the chain set before it was put off; it closes the
-    // connection if the request asked, if the connection already ends after it, or while the
-    // server stops. Returns where it begins in the batch, for a response hook.
-    std::size_t start_late(conn& c, const answer_context& ctx) {
-        bool close = ctx.close || final_phase(c) >= phase::closing || serving_ == serving::until_stop;
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, ctx.head_request, close, ctx.http10);
-        response_access::restore_fields(res_, ctx.head_fields);  // the chain's, held since the head
-        return start;
-    }
-
-    // The late answer is written (door::answered): as finish(), then on as after a stream.
-    void answered(conn& c) {
-        if (serving_ == serving::until_stop) close_after_output(c, phase::closing);
-        retired_ = std::move(c.stream->taker);
-        phase then = c.stream->then;
-        c.stream.reset();
-        c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
-        if (c.state == phase::reading || c.state == phase::waiting)
-            arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
     }
 
     // ---- deadlines ----------------------------------------------------------------------
@@ -10107,17 +10259,14 @@ private:
     Set& set_;
     const loop_time& time_;
     writer_type writer_;
-    buffer_pool pool_;
+    input_buffers<Set> input_{set_};
     byte_buffer scratch_;  // every fresh read lands here
     request req_;
     response res_;
     parse_limits limits_;
-    std::size_t head_capacity_ = 0;
-    session_door door_{*this};
-    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
+    session_door<session> door_{*this};
+    session_reports<session> reports_{*this};
     serving serving_ = serving::normally;
-    rejection outcome_ = rejection::none;  // the current answer's, for a response hook
-    std::size_t loop_ = 0;
 };
 
 } // namespace skiff::detail

@@ -143,6 +143,9 @@ protected:
     ~door() = default;
 };
 
+// The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.
+constexpr std::string_view continue_interim = "HTTP/1.1 100 Continue\r\n\r\n";
+
 // Declared bodies up to this are read and dropped after an early answer, keeping the
 // connection; a larger or chunked one is drained until the close, as nginx does.
 constexpr std::uint64_t early_answer_drain = 64 * 1024;

@@ -24,6 +24,7 @@
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/poller/poller.hpp"
 #include "skiff/server/handed.hpp"
+#include "skiff/server/options.hpp"
 #include "skiff/server/push_ledger.hpp"
 
 #include <atomic>       // flags and byte counts read by producers on other threads
@@ -231,6 +232,15 @@ struct hub_anchor {
     // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
     // one per budget, so per loop, or one for a shared server's workers.
     push_ledger<deferred_state> pushes;
+
+    // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
+    void open(default_poller& p, const options& opt, std::size_t budget) {
+        poller = &p;
+        deferred_timeout_ms = opt.deferred_timeout.count();
+        push_limit = static_cast<std::int64_t>(opt.max_push_buffer);
+        push_high_water = opt.write_high_water;
+        pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
+    }
 };
 
 } // namespace skiff::detail

@@ -179,10 +179,7 @@ public:
             fail(d, c, parse_status::content_too_large);  // before the body: no 100 Continue
             return len;
         }
-        if (body.expects_continue) {
-            static constexpr char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
-            d.write({interim, sizeof interim - 1});
-        }
+        if (body.expects_continue) d.write(continue_interim);
         return take(d, c, data, len);
     }
 

@@ -1,0 +1,135 @@
+// What the session tells the application's observers (options: on_response, on_error,
+// on_rejection): each answer timed and measured for the response hook, a handler's or a
+// stream source's exception for the error hook, and a rejection's fields and body for the
+// rejection hook. Kept apart from session.hpp, whose hot path tests one empty std::function
+// per request and comes here only when a hook is set.
+//
+// It does not answer: the session writes every answer; this reads what was written (status,
+// bytes) and calls the hooks, each guarded, so a hook that throws does not end the loop.
+#ifndef SKIFF_SERVER_SESSION_REPORTS_HPP
+#define SKIFF_SERVER_SESSION_REPORTS_HPP
+
+#include "skiff/config.hpp"
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/request_head.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/server/connection.hpp"
+#include "skiff/server/handover.hpp"
+#include "skiff/server/hooks.hpp"
+#include "skiff/server/options.hpp"
+#include "skiff/server/report.hpp"
+
+#include <chrono>       // std::chrono::steady_clock, an answer's duration
+#include <cstddef>      // std::size_t
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+template <class Session>
+class session_reports {
+    using conn = typename Session::conn;
+
+public:
+    explicit session_reports(Session& s) noexcept : s_(s) {}
+
+    // Which loop this is (response_event::loop): set by the runner, 0 unless threaded.
+    void number(std::size_t loop) noexcept { loop_ = loop; }
+    std::size_t loop() const noexcept { return loop_; }
+
+    // respond() with a response hook: the answer is timed and measured, then reported (one
+    // made later when it is written, through the door).
+    SKIFF_NOINLINE void respond_observed(conn& c, std::size_t received) {
+        std::size_t start = s_.writer_.batch().size();
+        outcome_ = rejection::none;
+        auto began = std::chrono::steady_clock::now();
+        s_.answer_request(c);
+        auto took = std::chrono::steady_clock::now() - began;
+        if (response_access::pending_deferred(s_.res_) != nullptr) return;
+        const request_head& head = request_access::head(s_.req_);
+        response_event e;
+        e.reason = outcome_;
+        e.status = s_.res_.status();
+        e.bytes_sent = s_.writer_.batch().size() - start;
+        e.bytes_received = received;
+        e.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(took);
+        e.method = head.method_name;
+        e.target = head.target;
+        e.version = version_text(head.version_minor);
+        report(c, e);
+    }
+
+    // A late answer (a handed connection's): its request's head is gone by then, so its method
+    // and target are those kept in the context.
+    SKIFF_NOINLINE void late(conn& c, const answer_context& ctx, std::size_t bytes) {
+        response_event e;
+        e.status = s_.res_.status();
+        e.bytes_sent = bytes;
+        e.method = ctx.origin.method;
+        e.target = ctx.origin.target;
+        e.version = version_text(ctx.http10 ? 0 : 1);
+        report(c, e);
+    }
+
+    // A rejection (a framing or limit error) the session answered.
+    SKIFF_NOINLINE void rejected(conn& c, rejection why, std::string_view input, std::size_t bytes) {
+        response_event e;
+        e.reason = why;
+        e.status = s_.res_.status();
+        e.bytes_sent = bytes;
+        e.bytes_received = input.size();
+        describe_request_line(input, s_.limits_, e);
+        report(c, e);
+    }
+
+    // The handler threw: the error hook sees what it threw and the request, before the 500.
+    SKIFF_NOINLINE void handler_threw() {
+        outcome_ = rejection::handler_exception;
+        if (!s_.opt_.on_error) return;
+        const char* what = describe_current_exception();
+        call_guarded([&] { s_.opt_.on_error(what, s_.req_); }, [] {});
+    }
+
+    // A stream's source threw (called inside the catch): the writer cuts the body (its head
+    // has left, so there is no 500), and the error hook hears what was thrown, with the
+    // request as far as it is kept (its method and target; its head is gone by now).
+    SKIFF_NOINLINE void source_threw(const stream_state& st) {
+        if (!s_.opt_.on_error) return;
+        const char* what = describe_current_exception();
+        request origin;
+        request_access::describe(origin, st.origin);
+        call_guarded([&] { s_.opt_.on_error(what, origin); }, [] {});
+    }
+
+    // The rejection hook adds its fields, and may write the body itself (a JSON API's error
+    // object); one that throws leaves the answer as it was. The status is the server's: a hook
+    // that changed it gets the plain answer instead. The reason is told as the response hook
+    // tells it (a 400 whose request line is good is the header's fault).
+    SKIFF_NOINLINE void decorate_rejection(rejection why, std::string_view input = {}) {
+        response& res = s_.res_;
+        response_event e;
+        e.reason = why;
+        describe_request_line(input, s_.limits_, e);
+        int status = res.status();
+        call_guarded([&] { s_.opt_.on_rejection(res, e.reason); }, [] {});
+        if (res.status() == status) return;
+        response_access::discard(res);
+        res.status(status);
+    }
+
+private:
+    void report(conn& c, response_event& e) {
+        peer_text peer(c.fd);
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { s_.opt_.on_response(e); }, [] {});  // a throwing hook must not end the loop
+    }
+
+    Session& s_;
+    rejection outcome_ = rejection::none;  // the current answer's, for the response hook
+    std::size_t loop_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_SESSION_REPORTS_HPP
