@@ -70,6 +70,7 @@
 #include "skiff/server/background.hpp"
 #include "skiff/files/file_body.hpp"
 #include "skiff/files/file_send.hpp"
+#include "skiff/server/stream_send.hpp"
 #include "skiff/async/hub.hpp"
 #include "skiff/server/runners.hpp"
 #include "skiff/server/middleware.hpp"

@@ -3612,6 +3612,7 @@ struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 class handed;           // server/handed.hpp
 class file_send;        // files/file_send.hpp
+class stream_send;      // server/stream_send.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -3797,22 +3798,14 @@ public:
     // length the body is framed by Content-Length and must be exactly that long (a source
     // that ends early closes the connection); without one it is chunked (HTTP/1.1) or ends
     // with the connection (HTTP/1.0).
+    // A template only so that a program that never calls it compiles none of it (the
+    // producing is server/stream_send.hpp's, which the connection is handed to).
+    template <class Sender = detail::stream_send>
     void stream(std::string_view content_type, body_source source, std::optional<std::uint64_t> length = {}) {
         if (sent_) return;
-        using framing = detail::response_framing;
-        bool content = status_allows_body(status_);
-        if (content && !length && http10_) close_ = true;  // HTTP/1.0 has no chunked coding
-        framing f = !content ? framing::no_content
-                    : !length ? (http10_ ? framing::until_close : framing::chunked)
-                    : close_  ? framing::until_close
-                              : framing::content_length;
-        bool with_length = f == framing::content_length;
-        write_head(content ? content_type : std::string_view(), with_length ? *length : 0, f, 0);
-        if (content && !omit_body_) {
-            source_ = std::move(source);
-            stream_length_ = with_length ? length : std::nullopt;
-            stream_chunked_ = f == framing::chunked;
-        }
+        detail::response_framing f = stream_head(content_type, length);
+        if (f != detail::response_framing::no_content)
+            taker_ = new Sender(std::move(source), f, length.value_or(0));  // the loop owns it from here
     }
 
     // Sends `length` bytes of the open file `fd` from `offset`, framed by Content-Length
@@ -3850,6 +3843,22 @@ public:
 private:
     friend struct detail::response_access;
     friend class skiff::deferred;
+
+    // A streamed body's head. Returns how the body that follows is framed: no_content when
+    // none does (HEAD, a status without content). HTTP/1.0 has no chunked coding: a body of
+    // unknown length ends with the connection.
+    detail::response_framing stream_head(std::string_view content_type, std::optional<std::uint64_t> length) {
+        using framing = detail::response_framing;
+        bool content = status_allows_body(status_);
+        if (content && !length && http10_) close_ = true;
+        framing f = !content ? framing::no_content
+                    : !length ? (http10_ ? framing::until_close : framing::chunked)
+                    : close_  ? framing::until_close
+                              : framing::content_length;
+        bool with_length = f == framing::content_length;
+        write_head(content ? content_type : std::string_view(), with_length ? *length : 0, f, 0);
+        return content && !omit_body_ ? f : framing::no_content;
+    }
 
     // A field after the head was written (by middleware after the handler): inserted before
     // the blank line that ends the head. Fields skiff frames itself are not changed late. The
@@ -4009,8 +4018,6 @@ private:
     const detail::date_cache* date_ = nullptr;
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
-    body_source source_;     // set by stream(); the loop takes it
-    std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
     detail::handed* taker_ = nullptr;  // set by defer(): what the connection is handed to; the loop takes it
@@ -4022,7 +4029,6 @@ private:
     bool sent_ = false;
     bool has_type_ = false;
     bool has_date_ = false;
-    bool stream_chunked_ = false;
 };
 
 namespace detail {
@@ -4035,12 +4041,11 @@ struct response_access {
         r.out_ = &out;
         r.date_ = &date;
         r.start_ = out.size();
-        r.source_ = nullptr;
         r.status_ = 200;
         r.omit_body_ = head;
         r.http10_ = http10;
         r.close_ = close;
-        r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.sent_ = r.has_type_ = r.has_date_ = false;
         r.deferred_ = nullptr;
     }
     static void discard(response& r) noexcept {
@@ -4050,11 +4055,12 @@ struct response_access {
         r.deferred_ = nullptr;
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
-    static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
-    static body_source take_source(response& r) noexcept { return std::move(r.source_); }
+    // The head of a body pushed later (a deferred answer's push stream): how the body is framed,
+    // no_content when none follows (HEAD, 204, 304).
+    static response_framing push_head(response& r, std::string_view content_type) {
+        return r.sent_ ? response_framing::no_content : r.stream_head(content_type, std::nullopt);
+    }
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
-    static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
-    static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
     static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
     // What the handler handed the connection to (defer()), once; null for any other response.
     // The caller owns it from then on.
@@ -5266,23 +5272,20 @@ inline ssize_t send_file_some(int socket, file_body& f, char* scratch, std::size
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming or handed.
+// `stream` is set exactly while the phase is handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
 //   reading         --head complete, Expect and body deadline acted on--> body
 //   reading, body   --request answered-------------------------------->  reading
 //   reading, body   --answers pass write_high_water------------------->  waiting (the rest stays in `in`)
-//   reading, body   --the answer is a streamed body------------------->  streaming
 //   reading, body   --answer says close, client EOF, stop()---------->  closing
 //   reading, body   --framing or limit error, unread requests behind-->  draining
 //   waiting         --the client took the output: serve what waited-->  reading
-//   streaming       --body complete---------------------------------->  stream_state::then
-//                                                     (reading, or waiting when requests wait; closing; draining)
 //   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
-//                     answers later (handover.hpp: the door)
+//                     answers later, streams or sends a file (the door)
 //   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
-//                                                     (as streaming: waiting when requests wait)
+//                                    (reading, or waiting when requests wait; closing; draining)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -5475,7 +5478,6 @@ enum class phase : std::uint8_t {
     reading,    // between requests, or reading a request's head
     body,       // reading a body whose head was acted on (body deadline, 100 Continue)
     waiting,    // complete requests wait in `in` until the client takes earlier output
-    streaming,  // a streamed body is produced as the client reads; no reading meanwhile
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
@@ -5492,21 +5494,16 @@ constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || 
 // (options::deferred_timeout, then write_timeout), after which it closes.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
 
-// How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
-// end of the connection (HTTP/1.0 without a length).
+// How a body written in pieces is delimited: by its Content-Length, by chunks (HTTP/1.1), or
+// by the end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A response body being streamed (response::stream), or a connection handed to a feature (a
-// file sent, an answer awaited, an upload read): allocated per such only.
+// A connection handed to a feature (a body streamed or a file sent, an answer awaited, an
+// upload read): allocated per such only.
 struct stream_state {
-    body_source source;
-    stream_framing framing;
-    std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
-    phase then;          // once the body is complete: reading, closing or draining
-    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
+    phase then;  // once the feature is done: reading, closing or draining
+    // The feature's state (handover.hpp); abandoned by the session before the close.
     std::unique_ptr<handed> taker = nullptr;
-    // streaming, where an error hook is set: the request, for the hook should the source throw.
-    request_origin origin = {};
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
@@ -5514,7 +5511,7 @@ struct connection : timer_node {
     byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
-    std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
+    std::unique_ptr<stream_state> stream;  // set while the connection is handed
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
@@ -5728,13 +5725,11 @@ private:
 // The pipelined-flush writer: responses to every request parsed from one read are built, one
 // after another, in the loop's batch buffer, and leave in one send(). What the socket does not
 // take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
-// Streamed bodies are produced here, piece by piece, as the client takes what was sent. (A file
-// body is not: the connection is handed to files/file_send.hpp, which sends it once the batch
-// has left.)
+// Bodies sent in pieces (a stream, a file, a push stream) are produced by the feature the
+// connection is handed to (the door, handover.hpp), which appends each piece here.
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
-// happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
-// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
+// happened to the bytes (write_status), and the session acts on that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
 // the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
 // every worker, as any thread's writer may write a connection's output), whose returns wake
@@ -5742,8 +5737,8 @@ private:
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
-// responses leave in request order; while a stream runs, at most one batch per connection
-// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
+// responses leave in request order; while a body is sent in pieces, at most one batch per
+// connection waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
 // capacity of every parked output it was charged for and not given back (under shared, by
 // every worker's writer together).
 #ifndef SKIFF_SERVER_WRITER_HPP
@@ -5761,17 +5756,6 @@ enum class write_status : std::uint8_t {
     parked,   // output newly parked, or some went and the rest waits: a write deadline (re)starts
     stalled,  // nothing went; parked output waits as before (its deadline keeps running)
     failed,   // the peer is gone: the connection must close
-};
-
-enum class stream_end : std::uint8_t {
-    not_yet,    // more to come once the client takes what was sent
-    complete,   // the body is whole (its last chunk is in the batch)
-    truncated,  // the source threw or ended short of its length: the framing is unfinished
-};
-
-struct pump_result {
-    stream_end end;
-    write_status write;
 };
 
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
@@ -5824,24 +5808,6 @@ public:
         return write_status::drained;
     }
 
-    // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
-    // other connections. At the end the stream is released and its last piece flushed.
-    // source_threw() runs when the source throws, inside the catch (so what it threw can
-    // still be described), before the stream is released.
-    template <class OnThrow>
-    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
-        for (int round = 0; round < rounds_per_event; ++round) {
-            stream_end end = produce(*c.stream, scratch, source_threw);
-            if (end != stream_end::not_yet) {
-                c.stream.reset();
-                return {end, flush(c)};
-            }
-            write_status w = send_batch(c);
-            if (w != write_status::drained) return {stream_end::not_yet, w};
-        }
-        return {stream_end::not_yet, write_status::drained};
-    }
-
     // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
     void append_piece(stream_framing framing, const char* data, std::size_t n) {
         bool chunked = framing == stream_framing::chunked;
@@ -5852,7 +5818,6 @@ public:
     void append_last_chunk() { append(last_chunk); }
 
 private:
-    static constexpr int rounds_per_event = 4;
 
     // Charged before the copy: a large answer takes a while to copy, and the budget is full
     // from the moment the socket refused the rest (others may be reading meanwhile: shared).
@@ -5895,29 +5860,6 @@ private:
         batch_.clear();
         return w;
     }
-
-    // Appends the stream's next piece to the batch, chunk framing included; at the end, the
-    // last chunk. A source that throws or ends short leaves the framing unfinished.
-    template <class OnThrow>
-    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
-        bool sized = s.framing == stream_framing::sized;
-        std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
-        std::size_t n = 0;
-        bool threw = false;
-        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
-                     [&] {
-                         threw = true;
-                         source_threw();
-                     });
-        if (n > cap) n = cap;
-        if (n != 0) append_piece(s.framing, scratch, n);
-        if (sized) s.left -= n;
-        if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
-        if (threw || (sized && s.left != 0)) return stream_end::truncated;
-        if (s.framing == stream_framing::chunked) append_last_chunk();
-        return stream_end::complete;
-    }
-
 
     template <std::size_t N>
     void append(const char (&literal)[N]) {
@@ -6027,9 +5969,10 @@ public:
     // For answers made elsewhere and written later (async/answer_wait.hpp).
     // The server stops: every answer says Connection: close.
     virtual bool stopping() const noexcept = 0;
-    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
-    // the status, the fields and res.stream(type, ...).
-    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    // A late answer's head, as answer() writes it, for a body of `content_type` pushed piece by
+    // piece: fields gives the status and the fields.
+    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fields,
+                                     std::string_view content_type) = 0;
     virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
     virtual void write_last_chunk() = 0;
     // The batch to the socket, and what the connection waits for next given what was written.
@@ -9461,12 +9404,19 @@ public:
     // to it. Kept out of respond(), which must stay small enough to inline into serve(): 29
     // instructions a request when this was inlined into it (callgrind, contract app). A taker
     // that called answer() (door::answer) is not freed here: it is still running.
+    // The request's method and target are kept only where an error hook may need them.
     SKIFF_NOINLINE void hand_over_answer(conn& c) {
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        request_origin origin;
+        if (s_.opt_.on_error) origin = request_access::origin_of(s_.req_);
+        hand_over_answer(c, std::move(origin));
+    }
+    void hand_over_answer(conn& c, request_origin origin) {
+        c.stream.reset(new stream_state{phase::reading});
         c.stream->taker.reset(response_access::take_taker(s_.res_));
         c.state = phase::handed;
-        pending_body none;
-        (void)c.stream->taker->begin(*this, c, none, nullptr, 0);
+        pending_body request;
+        request.context.origin = std::move(origin);
+        (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
     }
 
     // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
@@ -9528,7 +9478,8 @@ public:
     fate close(connection& c) override { return s_.close(own(c)); }
 
     bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
-    push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
+    push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fields,
+                             std::string_view content_type) override;
     void write_piece(push_framing framing, std::string_view bytes) override {
         stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
         s_.writer_.append_piece(f, bytes.data(), bytes.size());
@@ -9566,7 +9517,7 @@ private:
     pending_body describe_body(conn& c) const;
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream.reset(new stream_state{phase::reading});
         c.stream->taker = std::move(taker);
         c.state = phase::handed;
         std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
@@ -9638,25 +9589,24 @@ void session_door<Session>::answer(connection& base, answer_context& ctx, const 
     if (!res.sent()) res.end();
     bool later = response_access::pending_deferred(res) != nullptr;  // reported when written
     if (!later && SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
-    if (response_access::streaming(res)) s_.start_stream(c, std::move(ctx.origin));
-    else if (response_access::hands_over(res)) hand_over_answer(c);
+    if (response_access::hands_over(res)) hand_over_answer(c, std::move(ctx.origin));
     if (res.closes_connection()) Session::close_after_output(c, phase::closing);
 }
 
 // A late answer's head, its body pushed later.
 template <class Session>
 push_framing session_door<Session>::answer_push(connection& base, answer_context& ctx,
-                                                const std::function<void(response&)>& fn) {
+                                                const std::function<void(response&)>& fields,
+                                                std::string_view content_type) {
     conn& c = own(base);
     response& res = s_.res_;
     std::size_t start = start_late(c, ctx);
-    fn(res);
+    fields(res);
+    response_framing f = response_access::push_head(res, content_type);
     if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
-    bool has_body = response_access::streaming(res);
-    (void)response_access::take_source(res);
     if (res.closes_connection()) Session::close_after_output(c, phase::closing);
-    if (!has_body) return push_framing::none;
-    return response_access::stream_chunked(res) ? push_framing::chunked : push_framing::until_close;
+    if (f == response_framing::no_content) return push_framing::none;
+    return f == response_framing::chunked ? push_framing::chunked : push_framing::until_close;
 }
 
 // A late answer starts with the fields the chain set before it was put off; it closes the
@@ -9772,17 +9722,6 @@ public:
         call_guarded([&] { s_.opt_.on_error(what, s_.req_); }, [] {});
     }
 
-    // A stream's source threw (called inside the catch): the writer cuts the body (its head
-    // has left, so there is no 500), and the error hook hears what was thrown, with the
-    // request as far as it is kept (its method and target; its head is gone by now).
-    SKIFF_NOINLINE void source_threw(const stream_state& st) {
-        if (!s_.opt_.on_error) return;
-        const char* what = describe_current_exception();
-        request origin;
-        request_access::describe(origin, st.origin);
-        call_guarded([&] { s_.opt_.on_error(what, origin); }, [] {});
-    }
-
     // The rejection hook adds its fields, and may write the body itself (a JSON API's error
     // object); one that throws leaves the answer as it was. The status is the server's: a hook
     // that changed it gets the plain answer instead. The reason is told as the response hook
@@ -9820,7 +9759,6 @@ private:
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
-#include <optional>      // a stream's length
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
@@ -9903,7 +9841,6 @@ public:
             if (SKIFF_UNLIKELY(c.state == phase::handed)) door_.on_sent(c);
             return after_write(c, w);
         }
-        if (c.state == phase::streaming) return pump(c);
         if (c.state != phase::waiting) return after_write(c, write_status::drained);
         c.state = phase::reading;
         std::size_t len = c.in.size();
@@ -9932,7 +9869,7 @@ public:
     // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::handed;
+        bool working = c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -10051,27 +9988,8 @@ private:
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        if (response_access::streaming(res_)) start_stream(c);
-        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
+        if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // Streams and files only, so kept out of respond(): inlined there, it cost every request
-    // of the contract app 19 instructions (callgrind, 68 B keep-alive, 1,203 -> 1,185).
-    // The request's method and target are kept only where an error hook may need them.
-    SKIFF_NOINLINE void start_stream(conn& c) {
-        request_origin origin;
-        if (opt_.on_error) origin = request_access::origin_of(req_);
-        start_stream(c, std::move(origin));
-    }
-    void start_stream(conn& c, request_origin origin) {
-        std::optional<std::uint64_t> length = response_access::stream_length(res_);
-        stream_framing framing = length                                 ? stream_framing::sized
-                                 : response_access::stream_chunked(res_) ? stream_framing::chunked
-                                                                         : stream_framing::until_close;
-        c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
-        c.stream->origin = std::move(origin);
-        c.state = phase::streaming;
     }
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
@@ -10123,15 +10041,6 @@ private:
 
     // ---- after a write ------------------------------------------------------------------
 
-    fate pump(conn& c) {
-        phase then = c.stream->then;  // read first: the writer frees the stream at its end
-        pump_result r = writer_.pump(c, scratch_.data(), [&] { reports_.source_threw(*c.stream); });
-        if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
-        if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
-        if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
-        return after_write(c, r.write);
-    }
-
     // What the connection waits for next, given what the writer did (which also says whether
     // output is pending: only `drained` leaves none). The common case, everything written and
     // the next request awaited, is kept apart so that it inlines: 24 instructions a request
@@ -10152,7 +10061,6 @@ private:
         case phase::reading:
         case phase::body: return await_request(c);
         case phase::waiting:
-        case phase::streaming:
             // Go on when writable. Everything written may still sit in a full socket buffer,
             // so the wait is the client's to end: a write deadline, not whatever ran before
             // (the head's, counted from long ago, cut pipelined downloads mid-body).
@@ -10187,7 +10095,7 @@ private:
     // `then` while there is one.
     static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
-        return c.state >= phase::streaming && final_phase(c) >= phase::closing;  // reading: one compare
+        return c.state >= phase::closing && final_phase(c) >= phase::closing;  // reading: one compare
     }
 
     // No more requests: close (or drain, then close) once the output is written. Draining is
@@ -10198,7 +10106,7 @@ private:
     }
 
     fate on_eof(conn& c, bool clean) {
-        if (!clean || (c.out.empty() && c.state != phase::streaming)) return close(c);  // reset, or nothing owed
+        if (!clean || c.out.empty()) return close(c);  // reset, or nothing owed
         close_after_output(c, phase::closing);  // a half-closed client still gets what it asked for
         set_.watch(c, watch_write);
         return fate::open;
@@ -10664,6 +10572,121 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 
 #endif // SKIFF_SERVER_BACKGROUND_HPP
 // end skiff/server/background.hpp
+// begin skiff/server/stream_send.hpp
+// A streamed response body (response::stream) on its way to the client: what the connection
+// is handed to, through the engine's door (server/handover.hpp), once the response's head is
+// in the batch. It asks the body's source for a piece whenever the client has taken what was
+// sent (so a slow reader holds about one piece in server memory), a few pieces an event so
+// that one long stream does not hold the loop, frames each as the head said (Content-Length,
+// chunked, or until the close), and gives the connection back after the last one.
+//
+// The engine knows none of this: a program that never streams compiles none of it.
+//
+// Invariants: a source that throws or ends short of its Content-Length leaves the framing
+// unfinished, so the connection closes after what was sent (the head has left: no 500); the
+// error hook hears what was thrown, with the request as far as it is kept (its method and
+// target). After door::close() or door::answered() nothing of this state is touched.
+#ifndef SKIFF_SERVER_STREAM_SEND_HPP
+#define SKIFF_SERVER_STREAM_SEND_HPP
+
+
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint64_t, std::uint8_t
+#include <utility>  // std::move
+
+namespace skiff::detail {
+
+class stream_send final : public handed {
+public:
+    // `framing`: how the head delimits the body; `length`: its Content-Length (sized only).
+    stream_send(body_source source, response_framing framing, std::uint64_t length) noexcept
+        : source_(std::move(source)),
+          framing_(framing == response_framing::chunked ? push_framing::chunked : push_framing::until_close),
+          sized_(framing == response_framing::content_length ? bounds::sized : bounds::open),
+          left_(length) {}
+
+    // The request's method and target come in the body's context, for the error hook.
+    std::size_t begin(door&, connection&, pending_body& body, char*, std::size_t) override {
+        origin_ = std::move(body.context.origin);
+        return 0;
+    }
+
+    // The connection is not read while the body is produced (answers stay in order).
+    fate on_readable(door&, connection&) override { return fate::open; }
+    fate on_deadline(door& d, connection& c) override { return d.close(c); }
+
+    // Everything written: the next pieces, until the socket is full or a few have gone.
+    fate await(door& d, connection& c) override {
+        for (int round = 0; round < pieces_per_event; ++round) {
+            body_end end = produce(d);
+            if (end != body_end::not_yet) return done(d, c, end);
+            write_status w = d.flush(c);
+            if (w != write_status::drained) return d.after_write(c, w);
+        }
+        d.arm(c, deadline_kind::write);  // yield to the others; go on when writable
+        d.watch(c, watch_write);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {}
+    void on_sent(door&, connection&) override {}
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
+private:
+    enum class body_end : std::uint8_t { not_yet, complete, truncated };
+    enum class bounds : std::uint8_t { sized, open };  // Content-Length, or chunks / the close
+    static constexpr int pieces_per_event = 4;
+
+    // The source's next piece into the batch, framed; at the end, the last chunk.
+    body_end produce(door& d) {
+        std::size_t room = 0;
+        char* scratch = d.scratch(room);
+        std::size_t cap = sized_ == bounds::sized && left_ < room ? static_cast<std::size_t>(left_) : room;
+        std::size_t n = 0;
+        bool threw = false;
+        call_guarded([&] { n = cap == 0 ? 0 : source_(scratch, cap); },
+                     [&] {
+                         threw = true;
+                         tell_error_hook(d);
+                     });
+        if (n > cap) n = cap;
+        if (n != 0) d.write_piece(framing_, {scratch, n});
+        if (sized_ == bounds::sized) left_ -= n;
+        if (n != 0 && !(sized_ == bounds::sized && left_ == 0) && !threw) return body_end::not_yet;
+        if (threw || (sized_ == bounds::sized && left_ != 0)) return body_end::truncated;
+        if (framing_ == push_framing::chunked) d.write_last_chunk();
+        return body_end::complete;
+    }
+
+    // Called inside the catch, so what was thrown can still be described.
+    void tell_error_hook(door& d) {
+        const options& opt = d.settings();
+        if (!opt.on_error) return;
+        const char* what = describe_current_exception();
+        request origin;
+        request_access::describe(origin, origin_);
+        call_guarded([&] { opt.on_error(what, origin); }, [] {});
+    }
+
+    // The body is complete or cut: the connection goes on as after any response (closing
+    // after a cut one, whose framing is unfinished).
+    static fate done(door& d, connection& c, body_end end) {
+        if (end == body_end::truncated) d.close_after_output(c);
+        d.answered(c);
+        return d.after_write(c, d.flush(c));
+    }
+
+    body_source source_;
+    push_framing framing_;
+    bounds sized_;
+    std::uint64_t left_;      // sized: the bytes still owed under Content-Length
+    request_origin origin_;   // for the error hook, where one is set
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_STREAM_SEND_HPP
+// end skiff/server/stream_send.hpp
 // begin skiff/async/hub.hpp
 // The concrete loop hub (server/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
@@ -10868,10 +10891,7 @@ private:
     // request or a status without content has no body, and the stream ends at once.
     fate start_push(door& d, connection& c, answer_context& ctx) {
         deferred_state& s = *s_;
-        framing_ = d.answer_push(c, ctx, [&s](response& res) {
-            give_head(res, s);
-            res.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
-        });
+        framing_ = d.answer_push(c, ctx, [&s](response& res) { give_head(res, s); }, s.content_type);
         if (framing_ == push_framing::none) {
             finish(d, c);
             return d.after_write(c, d.flush(c));

@@ -5,11 +5,14 @@
 #include <skiff/skiff.hpp>
 #else
 #include <skiff/http/response.hpp>
+#include <skiff/server/stream_send.hpp>  // what a streamed body is handed to
 #endif
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,12 +33,32 @@ written serialise(const std::function<void(skiff::response&)>& handler, bool hea
     skiff::detail::response_access::start(res, out, date, head, close, http10);
     handler(res);
     if (!res.sent()) res.end();
+    std::unique_ptr<skiff::detail::handed> taken(skiff::detail::response_access::take_taker(res));  // a stream's
     std::string all(out.data(), out.size());
     REQUIRE(all.substr(0, 5) == "PRIOR");
     return {all.substr(5), res.closes_connection()};
 }
 
 const std::string date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+
+// What a stream hands the loop (response::stream's Sender): the framing its head promised and
+// the Content-Length to fill.
+struct stream_probe final : skiff::detail::handed {
+    stream_probe(skiff::body_source, skiff::detail::response_framing f, std::uint64_t n) : framing(f), length(n) {}
+    std::size_t begin(skiff::detail::door&, skiff::detail::connection&, skiff::detail::pending_body&, char*,
+                      std::size_t) override {
+        return 0;
+    }
+    skiff::detail::fate on_readable(skiff::detail::door&, skiff::detail::connection&) override { return {}; }
+    skiff::detail::fate on_deadline(skiff::detail::door&, skiff::detail::connection&) override { return {}; }
+    skiff::detail::fate await(skiff::detail::door&, skiff::detail::connection&) override { return {}; }
+    void abandon() noexcept override {}
+    void on_sent(skiff::detail::door&, skiff::detail::connection&) override {}
+    bool take_from_workers(skiff::detail::loop_context&, skiff::detail::connection&) override { return false; }
+
+    skiff::detail::response_framing framing;
+    std::uint64_t length;
+};
 
 } // namespace
 
@@ -134,22 +157,29 @@ TEST_CASE("an HTTP/1.0 stream of unknown length is close-delimited") {
     CHECK(w.close);
 }
 
-TEST_CASE("a stream's length for the loop: the Content-Length to fill, or none") {
+TEST_CASE("a stream's framing for the loop: the Content-Length to fill, chunks, or the close") {
     using skiff::detail::response_access;
-    auto length_of = [](std::optional<std::uint64_t> length, bool close, bool http10) {
+    using framing = skiff::detail::response_framing;
+    struct handed_over {
+        framing how;
+        std::uint64_t length;
+    };
+    auto hand = [](std::optional<std::uint64_t> length, bool close, bool http10, bool head = false) {
         skiff::detail::byte_buffer out;
         skiff::detail::date_cache date;
         skiff::response res;
-        response_access::start(res, out, date, false, close, http10);
-        res.stream("text/plain", [](char*, std::size_t) { return std::size_t{0}; }, length);
-        REQUIRE(response_access::streaming(res));
-        return response_access::stream_length(res);
+        response_access::start(res, out, date, head, close, http10);
+        res.stream<stream_probe>("text/plain", [](char*, std::size_t) { return std::size_t{0}; }, length);
+        std::unique_ptr<skiff::detail::handed> taken(response_access::take_taker(res));
+        auto* probe = static_cast<stream_probe*>(taken.get());
+        return probe ? handed_over{probe->framing, probe->length} : handed_over{framing::no_content, 0};
     };
-    CHECK(length_of(10, false, false) == std::optional<std::uint64_t>(10));
-    CHECK(length_of(0, false, false) == std::optional<std::uint64_t>(0));  // zero is a length, not none
-    CHECK_FALSE(length_of(std::nullopt, false, false).has_value());        // chunked
-    CHECK_FALSE(length_of(std::nullopt, false, true).has_value());         // HTTP/1.0: ends with the connection
-    CHECK_FALSE(length_of(10, true, false).has_value());                   // closing: the close frames it
+    CHECK(hand(10, false, false).how == framing::content_length);
+    CHECK(hand(10, false, false).length == 10);
+    CHECK(hand(std::nullopt, false, false).how == framing::chunked);
+    CHECK(hand(std::nullopt, false, true).how == framing::until_close);  // HTTP/1.0: ends with the connection
+    CHECK(hand(10, true, false).how == framing::until_close);           // closing: the close frames it
+    CHECK(hand(10, false, false, true).how == framing::no_content);     // HEAD: no body, nothing handed over
 }
 
 TEST_CASE("the pre-composed 200 head: across a Date second change, and beside the general head") {

@@ -185,10 +185,7 @@ private:
     // request or a status without content has no body, and the stream ends at once.
     fate start_push(door& d, connection& c, answer_context& ctx) {
         deferred_state& s = *s_;
-        framing_ = d.answer_push(c, ctx, [&s](response& res) {
-            give_head(res, s);
-            res.stream(s.content_type, [](char*, std::size_t) -> std::size_t { return 0; });
-        });
+        framing_ = d.answer_push(c, ctx, [&s](response& res) { give_head(res, s); }, s.content_type);
         if (framing_ == push_framing::none) {
             finish(d, c);
             return d.after_write(c, d.flush(c));

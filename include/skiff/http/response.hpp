@@ -64,6 +64,7 @@ struct hub_anchor;      // server/loop_hub.hpp
 struct deferred_state;
 class handed;           // server/handed.hpp
 class file_send;        // files/file_send.hpp
+class stream_send;      // server/stream_send.hpp
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -249,22 +250,14 @@ public:
     // length the body is framed by Content-Length and must be exactly that long (a source
     // that ends early closes the connection); without one it is chunked (HTTP/1.1) or ends
     // with the connection (HTTP/1.0).
+    // A template only so that a program that never calls it compiles none of it (the
+    // producing is server/stream_send.hpp's, which the connection is handed to).
+    template <class Sender = detail::stream_send>
     void stream(std::string_view content_type, body_source source, std::optional<std::uint64_t> length = {}) {
         if (sent_) return;
-        using framing = detail::response_framing;
-        bool content = status_allows_body(status_);
-        if (content && !length && http10_) close_ = true;  // HTTP/1.0 has no chunked coding
-        framing f = !content ? framing::no_content
-                    : !length ? (http10_ ? framing::until_close : framing::chunked)
-                    : close_  ? framing::until_close
-                              : framing::content_length;
-        bool with_length = f == framing::content_length;
-        write_head(content ? content_type : std::string_view(), with_length ? *length : 0, f, 0);
-        if (content && !omit_body_) {
-            source_ = std::move(source);
-            stream_length_ = with_length ? length : std::nullopt;
-            stream_chunked_ = f == framing::chunked;
-        }
+        detail::response_framing f = stream_head(content_type, length);
+        if (f != detail::response_framing::no_content)
+            taker_ = new Sender(std::move(source), f, length.value_or(0));  // the loop owns it from here
     }
 
     // Sends `length` bytes of the open file `fd` from `offset`, framed by Content-Length
@@ -302,6 +295,22 @@ public:
 private:
     friend struct detail::response_access;
     friend class skiff::deferred;
+
+    // A streamed body's head. Returns how the body that follows is framed: no_content when
+    // none does (HEAD, a status without content). HTTP/1.0 has no chunked coding: a body of
+    // unknown length ends with the connection.
+    detail::response_framing stream_head(std::string_view content_type, std::optional<std::uint64_t> length) {
+        using framing = detail::response_framing;
+        bool content = status_allows_body(status_);
+        if (content && !length && http10_) close_ = true;
+        framing f = !content ? framing::no_content
+                    : !length ? (http10_ ? framing::until_close : framing::chunked)
+                    : close_  ? framing::until_close
+                              : framing::content_length;
+        bool with_length = f == framing::content_length;
+        write_head(content ? content_type : std::string_view(), with_length ? *length : 0, f, 0);
+        return content && !omit_body_ ? f : framing::no_content;
+    }
 
     // A field after the head was written (by middleware after the handler): inserted before
     // the blank line that ends the head. Fields skiff frames itself are not changed late. The
@@ -461,8 +470,6 @@ private:
     const detail::date_cache* date_ = nullptr;
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
-    body_source source_;     // set by stream(); the loop takes it
-    std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
     detail::handed* taker_ = nullptr;  // set by defer(): what the connection is handed to; the loop takes it
@@ -474,7 +481,6 @@ private:
     bool sent_ = false;
     bool has_type_ = false;
     bool has_date_ = false;
-    bool stream_chunked_ = false;
 };
 
 namespace detail {
@@ -487,12 +493,11 @@ struct response_access {
         r.out_ = &out;
         r.date_ = &date;
         r.start_ = out.size();
-        r.source_ = nullptr;
         r.status_ = 200;
         r.omit_body_ = head;
         r.http10_ = http10;
         r.close_ = close;
-        r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.sent_ = r.has_type_ = r.has_date_ = false;
         r.deferred_ = nullptr;
     }
     static void discard(response& r) noexcept {
@@ -502,11 +507,12 @@ struct response_access {
         r.deferred_ = nullptr;
         start(r, *r.out_, *r.date_, r.omit_body_, r.close_, r.http10_);
     }
-    static bool streaming(const response& r) noexcept { return static_cast<bool>(r.source_); }
-    static body_source take_source(response& r) noexcept { return std::move(r.source_); }
+    // The head of a body pushed later (a deferred answer's push stream): how the body is framed,
+    // no_content when none follows (HEAD, 204, 304).
+    static response_framing push_head(response& r, std::string_view content_type) {
+        return r.sent_ ? response_framing::no_content : r.stream_head(content_type, std::nullopt);
+    }
     // The Content-Length a stream must fill, or nullopt: chunked, or ended by closing.
-    static std::optional<std::uint64_t> stream_length(const response& r) noexcept { return r.stream_length_; }
-    static bool stream_chunked(const response& r) noexcept { return r.stream_chunked_; }
     static void lend(response& r, hub_anchor& a) noexcept { r.anchor_ = &a; }
     // What the handler handed the connection to (defer()), once; null for any other response.
     // The caller owns it from then on.

@@ -5,23 +5,20 @@
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is streaming or handed.
+// `stream` is set exactly while the phase is handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
 //   reading         --head complete, Expect and body deadline acted on--> body
 //   reading, body   --request answered-------------------------------->  reading
 //   reading, body   --answers pass write_high_water------------------->  waiting (the rest stays in `in`)
-//   reading, body   --the answer is a streamed body------------------->  streaming
 //   reading, body   --answer says close, client EOF, stop()---------->  closing
 //   reading, body   --framing or limit error, unread requests behind-->  draining
 //   waiting         --the client took the output: serve what waited-->  reading
-//   streaming       --body complete---------------------------------->  stream_state::then
-//                                                     (reading, or waiting when requests wait; closing; draining)
 //   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
-//                     answers later (handover.hpp: the door)
+//                     answers later, streams or sends a file (the door)
 //   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
-//                                                     (as streaming: waiting when requests wait)
+//                                    (reading, or waiting when requests wait; closing; draining)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
 //   lingering       --EOF, or the linger deadline--------------------> closed
@@ -48,7 +45,6 @@ enum class phase : std::uint8_t {
     reading,    // between requests, or reading a request's head
     body,       // reading a body whose head was acted on (body deadline, 100 Continue)
     waiting,    // complete requests wait in `in` until the client takes earlier output
-    streaming,  // a streamed body is produced as the client reads; no reading meanwhile
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
@@ -65,21 +61,16 @@ constexpr bool takes_requests(phase p) noexcept { return p == phase::reading || 
 // (options::deferred_timeout, then write_timeout), after which it closes.
 enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awaited, paused };
 
-// How a streamed body is delimited: by its Content-Length, by chunks (HTTP/1.1), or by the
-// end of the connection (HTTP/1.0 without a length).
+// How a body written in pieces is delimited: by its Content-Length, by chunks (HTTP/1.1), or
+// by the end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A response body being streamed (response::stream), or a connection handed to a feature (a
-// file sent, an answer awaited, an upload read): allocated per such only.
+// A connection handed to a feature (a body streamed or a file sent, an answer awaited, an
+// upload read): allocated per such only.
 struct stream_state {
-    body_source source;
-    stream_framing framing;
-    std::uint64_t left;  // sized: the bytes still owed under Content-Length; else unused
-    phase then;          // once the body is complete: reading, closing or draining
-    // handed: the feature's state (handover.hpp); abandoned by the session before the close.
+    phase then;  // once the feature is done: reading, closing or draining
+    // The feature's state (handover.hpp); abandoned by the session before the close.
     std::unique_ptr<handed> taker = nullptr;
-    // streaming, where an error hook is set: the request, for the hook should the source throw.
-    request_origin origin = {};
 };
 
 // The connection derives from its timer node, so an expired node is the connection itself.
@@ -87,7 +78,7 @@ struct connection : timer_node {
     byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
-    std::unique_ptr<stream_state> stream;  // set while a streamed body is being sent
+    std::unique_ptr<stream_state> stream;  // set while the connection is handed
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;

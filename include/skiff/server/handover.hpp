@@ -118,9 +118,10 @@ public:
     // For answers made elsewhere and written later (async/answer_wait.hpp).
     // The server stops: every answer says Connection: close.
     virtual bool stopping() const noexcept = 0;
-    // A late answer's head, as answer() writes it, for a body pushed piece by piece: fn gives
-    // the status, the fields and res.stream(type, ...).
-    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) = 0;
+    // A late answer's head, as answer() writes it, for a body of `content_type` pushed piece by
+    // piece: fields gives the status and the fields.
+    virtual push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fields,
+                                     std::string_view content_type) = 0;
     virtual void write_piece(push_framing framing, std::string_view bytes) = 0;
     virtual void write_last_chunk() = 0;
     // The batch to the socket, and what the connection waits for next given what was written.

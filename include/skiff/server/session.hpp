@@ -54,7 +54,6 @@
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t
 #include <cstring>       // std::memchr, std::memcpy
-#include <optional>      // a stream's length
 #include <string>        // pushed bytes
 #include <string_view>   // std::string_view
 #include <sys/socket.h>  // recv, shutdown
@@ -137,7 +136,6 @@ public:
             if (SKIFF_UNLIKELY(c.state == phase::handed)) door_.on_sent(c);
             return after_write(c, w);
         }
-        if (c.state == phase::streaming) return pump(c);
         if (c.state != phase::waiting) return after_write(c, write_status::drained);
         c.state = phase::reading;
         std::size_t len = c.in.size();
@@ -166,7 +164,7 @@ public:
     // A handed connection finishes too (its answer says Connection: close), as any request in progress.
     fate settle_for_stop(conn& c) {
         if (!c.in.empty() || c.state == phase::lingering) return fate::open;
-        bool working = c.state == phase::streaming || c.state == phase::handed;
+        bool working = c.state == phase::handed;
         if (c.out.empty() && !working) return close(c);
         close_after_output(c, phase::closing);
         return fate::open;
@@ -285,27 +283,8 @@ private:
                          answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
-        if (response_access::streaming(res_)) start_stream(c);
-        else if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
+        if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // Streams and files only, so kept out of respond(): inlined there, it cost every request
-    // of the contract app 19 instructions (callgrind, 68 B keep-alive, 1,203 -> 1,185).
-    // The request's method and target are kept only where an error hook may need them.
-    SKIFF_NOINLINE void start_stream(conn& c) {
-        request_origin origin;
-        if (opt_.on_error) origin = request_access::origin_of(req_);
-        start_stream(c, std::move(origin));
-    }
-    void start_stream(conn& c, request_origin origin) {
-        std::optional<std::uint64_t> length = response_access::stream_length(res_);
-        stream_framing framing = length                                 ? stream_framing::sized
-                                 : response_access::stream_chunked(res_) ? stream_framing::chunked
-                                                                         : stream_framing::until_close;
-        c.stream.reset(new stream_state{response_access::take_source(res_), framing, length.value_or(0), phase::reading});
-        c.stream->origin = std::move(origin);
-        c.state = phase::streaming;
     }
 
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
@@ -357,15 +336,6 @@ private:
 
     // ---- after a write ------------------------------------------------------------------
 
-    fate pump(conn& c) {
-        phase then = c.stream->then;  // read first: the writer frees the stream at its end
-        pump_result r = writer_.pump(c, scratch_.data(), [&] { reports_.source_threw(*c.stream); });
-        if (r.end == stream_end::not_yet && r.write != write_status::failed) arm(c, deadline_kind::write);
-        if (r.end == stream_end::truncated) then = phase::closing;  // unfinished framing: close after it
-        if (r.end != stream_end::not_yet) c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
-        return after_write(c, r.write);
-    }
-
     // What the connection waits for next, given what the writer did (which also says whether
     // output is pending: only `drained` leaves none). The common case, everything written and
     // the next request awaited, is kept apart so that it inlines: 24 instructions a request
@@ -386,7 +356,6 @@ private:
         case phase::reading:
         case phase::body: return await_request(c);
         case phase::waiting:
-        case phase::streaming:
             // Go on when writable. Everything written may still sit in a full socket buffer,
             // so the wait is the client's to end: a write deadline, not whatever ran before
             // (the head's, counted from long ago, cut pipelined downloads mid-body).
@@ -421,7 +390,7 @@ private:
     // `then` while there is one.
     static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
-        return c.state >= phase::streaming && final_phase(c) >= phase::closing;  // reading: one compare
+        return c.state >= phase::closing && final_phase(c) >= phase::closing;  // reading: one compare
     }
 
     // No more requests: close (or drain, then close) once the output is written. Draining is
@@ -432,7 +401,7 @@ private:
     }
 
     fate on_eof(conn& c, bool clean) {
-        if (!clean || (c.out.empty() && c.state != phase::streaming)) return close(c);  // reset, or nothing owed
+        if (!clean || c.out.empty()) return close(c);  // reset, or nothing owed
         close_after_output(c, phase::closing);  // a half-closed client still gets what it asked for
         set_.watch(c, watch_write);
         return fate::open;

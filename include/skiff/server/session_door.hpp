@@ -59,12 +59,19 @@ public:
     // to it. Kept out of respond(), which must stay small enough to inline into serve(): 29
     // instructions a request when this was inlined into it (callgrind, contract app). A taker
     // that called answer() (door::answer) is not freed here: it is still running.
+    // The request's method and target are kept only where an error hook may need them.
     SKIFF_NOINLINE void hand_over_answer(conn& c) {
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        request_origin origin;
+        if (s_.opt_.on_error) origin = request_access::origin_of(s_.req_);
+        hand_over_answer(c, std::move(origin));
+    }
+    void hand_over_answer(conn& c, request_origin origin) {
+        c.stream.reset(new stream_state{phase::reading});
         c.stream->taker.reset(response_access::take_taker(s_.res_));
         c.state = phase::handed;
-        pending_body none;
-        (void)c.stream->taker->begin(*this, c, none, nullptr, 0);
+        pending_body request;
+        request.context.origin = std::move(origin);
+        (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
     }
 
     // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
@@ -126,7 +133,8 @@ public:
     fate close(connection& c) override { return s_.close(own(c)); }
 
     bool stopping() const noexcept override { return s_.serving_ == serving::until_stop; }
-    push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
+    push_framing answer_push(connection& c, answer_context& ctx, const std::function<void(response&)>& fields,
+                             std::string_view content_type) override;
     void write_piece(push_framing framing, std::string_view bytes) override {
         stream_framing f = framing == push_framing::chunked ? stream_framing::chunked : stream_framing::until_close;
         s_.writer_.append_piece(f, bytes.data(), bytes.size());
@@ -164,7 +172,7 @@ private:
     pending_body describe_body(conn& c) const;
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
-        c.stream.reset(new stream_state{nullptr, stream_framing::sized, 0, phase::reading});
+        c.stream.reset(new stream_state{phase::reading});
         c.stream->taker = std::move(taker);
         c.state = phase::handed;
         std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
@@ -236,25 +244,24 @@ void session_door<Session>::answer(connection& base, answer_context& ctx, const 
     if (!res.sent()) res.end();
     bool later = response_access::pending_deferred(res) != nullptr;  // reported when written
     if (!later && SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
-    if (response_access::streaming(res)) s_.start_stream(c, std::move(ctx.origin));
-    else if (response_access::hands_over(res)) hand_over_answer(c);
+    if (response_access::hands_over(res)) hand_over_answer(c, std::move(ctx.origin));
     if (res.closes_connection()) Session::close_after_output(c, phase::closing);
 }
 
 // A late answer's head, its body pushed later.
 template <class Session>
 push_framing session_door<Session>::answer_push(connection& base, answer_context& ctx,
-                                                const std::function<void(response&)>& fn) {
+                                                const std::function<void(response&)>& fields,
+                                                std::string_view content_type) {
     conn& c = own(base);
     response& res = s_.res_;
     std::size_t start = start_late(c, ctx);
-    fn(res);
+    fields(res);
+    response_framing f = response_access::push_head(res, content_type);
     if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
-    bool has_body = response_access::streaming(res);
-    (void)response_access::take_source(res);
     if (res.closes_connection()) Session::close_after_output(c, phase::closing);
-    if (!has_body) return push_framing::none;
-    return response_access::stream_chunked(res) ? push_framing::chunked : push_framing::until_close;
+    if (f == response_framing::no_content) return push_framing::none;
+    return f == response_framing::chunked ? push_framing::chunked : push_framing::until_close;
 }
 
 // A late answer starts with the fields the chain set before it was put off; it closes the

@@ -90,17 +90,6 @@ public:
         call_guarded([&] { s_.opt_.on_error(what, s_.req_); }, [] {});
     }
 
-    // A stream's source threw (called inside the catch): the writer cuts the body (its head
-    // has left, so there is no 500), and the error hook hears what was thrown, with the
-    // request as far as it is kept (its method and target; its head is gone by now).
-    SKIFF_NOINLINE void source_threw(const stream_state& st) {
-        if (!s_.opt_.on_error) return;
-        const char* what = describe_current_exception();
-        request origin;
-        request_access::describe(origin, st.origin);
-        call_guarded([&] { s_.opt_.on_error(what, origin); }, [] {});
-    }
-
     // The rejection hook adds its fields, and may write the body itself (a JSON API's error
     // object); one that throws leaves the answer as it was. The status is the server's: a hook
     // that changed it gets the plain answer instead. The reason is told as the response hook

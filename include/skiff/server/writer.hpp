@@ -1,13 +1,11 @@
 // The pipelined-flush writer: responses to every request parsed from one read are built, one
 // after another, in the loop's batch buffer, and leave in one send(). What the socket does not
 // take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
-// Streamed bodies are produced here, piece by piece, as the client takes what was sent. (A file
-// body is not: the connection is handed to files/file_send.hpp, which sends it once the batch
-// has left.)
+// Bodies sent in pieces (a stream, a file, a push stream) are produced by the feature the
+// connection is handed to (the door, handover.hpp), which appends each piece here.
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
-// happened to the bytes (write_status) and to a stream (stream_end), and the session acts on
-// that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
+// happened to the bytes (write_status), and the session acts on that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
 // memory a slow client holds, so the writer charges it to its Budget: the session's account,
 // the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
 // every worker, as any thread's writer may write a connection's output), whose returns wake
@@ -15,8 +13,8 @@
 //
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
-// responses leave in request order; while a stream runs, at most one batch per connection
-// waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
+// responses leave in request order; while a body is sent in pieces, at most one batch per
+// connection waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
 // capacity of every parked output it was charged for and not given back (under shared, by
 // every worker's writer together).
 #ifndef SKIFF_SERVER_WRITER_HPP
@@ -24,7 +22,6 @@
 
 #include "skiff/config.hpp"
 #include "skiff/detail/byte_buffer.hpp"
-#include "skiff/detail/guarded_call.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
 
@@ -39,17 +36,6 @@ enum class write_status : std::uint8_t {
     parked,   // output newly parked, or some went and the rest waits: a write deadline (re)starts
     stalled,  // nothing went; parked output waits as before (its deadline keeps running)
     failed,   // the peer is gone: the connection must close
-};
-
-enum class stream_end : std::uint8_t {
-    not_yet,    // more to come once the client takes what was sent
-    complete,   // the body is whole (its last chunk is in the batch)
-    truncated,  // the source threw or ended short of its length: the framing is unfinished
-};
-
-struct pump_result {
-    stream_end end;
-    write_status write;
 };
 
 // After a failed recv or send: the socket is merely not ready (or a signal interrupted).
@@ -102,24 +88,6 @@ public:
         return write_status::drained;
     }
 
-    // Writability with a stream and nothing parked: sends up to a few pieces, then yields to
-    // other connections. At the end the stream is released and its last piece flushed.
-    // source_threw() runs when the source throws, inside the catch (so what it threw can
-    // still be described), before the stream is released.
-    template <class OnThrow>
-    pump_result pump(connection& c, char* scratch, OnThrow&& source_threw) {
-        for (int round = 0; round < rounds_per_event; ++round) {
-            stream_end end = produce(*c.stream, scratch, source_threw);
-            if (end != stream_end::not_yet) {
-                c.stream.reset();
-                return {end, flush(c)};
-            }
-            write_status w = send_batch(c);
-            if (w != write_status::drained) return {stream_end::not_yet, w};
-        }
-        return {stream_end::not_yet, write_status::drained};
-    }
-
     // A piece of a body in the batch, chunk framing included (a push stream's, or a source's).
     void append_piece(stream_framing framing, const char* data, std::size_t n) {
         bool chunked = framing == stream_framing::chunked;
@@ -130,7 +98,6 @@ public:
     void append_last_chunk() { append(last_chunk); }
 
 private:
-    static constexpr int rounds_per_event = 4;
 
     // Charged before the copy: a large answer takes a while to copy, and the budget is full
     // from the moment the socket refused the rest (others may be reading meanwhile: shared).
@@ -173,29 +140,6 @@ private:
         batch_.clear();
         return w;
     }
-
-    // Appends the stream's next piece to the batch, chunk framing included; at the end, the
-    // last chunk. A source that throws or ends short leaves the framing unfinished.
-    template <class OnThrow>
-    stream_end produce(stream_state& s, char* scratch, OnThrow& source_threw) {
-        bool sized = s.framing == stream_framing::sized;
-        std::size_t cap = sized && s.left < piece_ ? static_cast<std::size_t>(s.left) : piece_;
-        std::size_t n = 0;
-        bool threw = false;
-        call_guarded([&] { n = cap == 0 ? 0 : s.source(scratch, cap); },
-                     [&] {
-                         threw = true;
-                         source_threw();
-                     });
-        if (n > cap) n = cap;
-        if (n != 0) append_piece(s.framing, scratch, n);
-        if (sized) s.left -= n;
-        if (n != 0 && !(sized && s.left == 0) && !threw) return stream_end::not_yet;
-        if (threw || (sized && s.left != 0)) return stream_end::truncated;
-        if (s.framing == stream_framing::chunked) append_last_chunk();
-        return stream_end::complete;
-    }
-
 
     template <std::size_t N>
     void append(const char (&literal)[N]) {
