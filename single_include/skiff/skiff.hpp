@@ -3666,7 +3666,16 @@ struct request_access {
 // leaves before the handler chain (its middleware included, server/middleware.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too.
+// still grow until its first bytes go out, which is after the chain returns too. Where the
+// head ends is noted when it is written, so a late field needs no scan for it.
+//
+// The built-in middleware's fields (response_access::add_fixed_fields, add_checked_field) are
+// not written into the output buffer before the head but kept aside: a block composed at
+// start-up by reference, the per-request ones (an id, an origin) in a small room of the
+// response. The head takes them after its own fields, in the order they were added, so a 200
+// with them stays on the pre-composed head (ok_heads) instead of the general writer, which
+// would first move them behind it. Once header() has written a field into the buffer, those
+// that follow go there too, so the order added is the order sent.
 //
 // An answer whose head is written later (a deferred one, or a route that streams its request
 // body and answers at its end) leaves the chain with fields written and no head: those bytes
@@ -3816,6 +3825,24 @@ struct held_fields {
     bool has_date = false;
 };
 
+// Header lines known at start-up ("name: value\r\n" each, checked once), added to an answer by
+// reference (response_access::add_fixed_fields): a request pays one copy of them, into its head.
+struct field_block {
+    std::string lines;
+};
+
+// Whether a response keeps fields aside for its head (the file comment), and whether the
+// head written noted where it ends (head_end_). none: neither, the plain answer.
+enum class head_aside : std::uint8_t {
+    none,   // the plain answer: a late field finds the head's end by a scan
+    kept,   // fields kept aside (maybe none, expect_late_fields); the writer notes head_end_
+    noted,  // head_end_ found by a late field's scan
+};
+
+// The room a response keeps for the per-request fields the built-ins add before its head; a
+// field that does not fit is written as header() writes it (the general head writer then).
+inline constexpr std::size_t extra_field_room = 256;
+
 // The content types of text(), json() and html(), and none (end()): each has a pre-composed
 // 200 head (ok_heads).
 enum class known_type : std::uint8_t { plain, json, html, none };
@@ -3951,24 +3978,45 @@ private:
     friend class skiff::deferred;
 
     // A field after the head was written (by middleware after the handler): inserted before
-    // the blank line that ends the head. Fields skiff frames itself are not changed late. The
-    // head's end is found here, by a scan of this response's bytes, rather than noted when the
-    // head is written: the send path then stores nothing more (measured: noting it cost the
-    // contract app 9 instructions a request).
+    // the blank line that ends the head. Fields skiff frames itself are not changed late.
     response& late_header(std::string_view name, std::string_view value) {
         if (deferred_ != nullptr || is_framing_field(name)) return *this;
-        std::string_view written(out_->data() + start_, out_->size() - start_);
-        std::size_t blank = written.find("\r\n\r\n");
-        if (blank == std::string_view::npos) return *this;  // no head of ours in the buffer
-        std::size_t head_end = start_ + blank + detail::head_text::crlf.size();
-        std::size_t size = field_size(name, value);
-        std::size_t tail = out_->size() - head_end;
-        out_->reserve_more(size);
-        char* p = out_->data() + head_end;
-        std::memmove(p + size, p, tail);
-        put_field(p, name, value);
-        out_->commit(size);
+        if (char* p = late_room(field_size(name, value))) put_field(p, name, value);
         return *this;
+    }
+
+    // Opens `size` bytes before the blank line that ends the head written, moving the body
+    // behind them; returns where they are. The head's end is as the writer noted it for an
+    // answer with fields kept aside (the built-ins': no scan); for any other, found by a scan
+    // of this response's bytes, so the plain 200 stores nothing more (measured: noting it
+    // cost the contract app 9 instructions a request). Null when no head of ours is there.
+    char* late_room(std::size_t size) {
+        if (aside_ == detail::head_aside::none) {
+            std::string_view written(out_->data() + start_, out_->size() - start_);
+            std::size_t blank = written.find("\r\n\r\n");
+            if (blank == std::string_view::npos) return nullptr;
+            head_end_ = start_ + blank + detail::head_text::crlf.size();
+            aside_ = detail::head_aside::noted;
+            extras_ = 0;
+        }
+        std::size_t tail = out_->size() - head_end_;
+        out_->reserve_more(size);
+        char* p = out_->data() + head_end_;
+        std::memmove(p + size, p, tail);
+        out_->commit(size);
+        head_end_ += size;
+        return p;
+    }
+
+    // The fields kept aside for the head (the file comment), in the order added: the
+    // start-up block first when it came first, then the room's. Only while aside_ is not none.
+    char* put_extras(char* p) const noexcept {
+        if (fixed_ != nullptr) {
+            std::memcpy(p, fixed_->lines.data(), fixed_->lines.size());
+            p += fixed_->lines.size();
+        }
+        std::memcpy(p, extra_, extra_size_);
+        return p + extra_size_;
     }
 
     static std::size_t field_size(std::string_view name, std::string_view value) noexcept {
@@ -4020,7 +4068,7 @@ private:
     // takes its head pre-composed; any other goes through write_head().
     void send_known(std::string_view body, detail::known_type t) {
         bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
-        if (plain) return send_ok(body, t);
+        if (plain) return aside_ == detail::head_aside::none ? send_ok(body, t) : send_ok_aside(body, t);
         send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
     }
 
@@ -4037,6 +4085,22 @@ private:
         char* p = detail::put_decimal(start + heads_.size(t), body.size());
         std::memcpy(p, end_of_head.data(), end_of_head.size());
         p = detail::put(p + end_of_head.size(), body.substr(0, copied));
+        out_->commit(static_cast<std::size_t>(p - start));
+    }
+
+    // send_ok() with the fields kept aside between the length and the blank line, and the
+    // head's end noted: [block][digits]["\r\n"][extras]["\r\n"][body].
+    void send_ok_aside(std::string_view body, detail::known_type t) {
+        namespace text = detail::head_text;
+        sent_ = true;
+        heads_.refresh(*date_);
+        std::size_t copied = omit_body_ ? 0 : body.size();
+        char* start = out_->prepare(detail::ok_heads::room + text::max_decimal_digits + 2 * text::crlf.size() +
+                                    extras_ + copied);
+        std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
+        char* p = put_extras(detail::put(detail::put_decimal(start + heads_.size(t), body.size()), text::crlf));
+        head_end_ = start_ + static_cast<std::size_t>(p - start);
+        p = detail::put(detail::put(p, text::crlf), body.substr(0, copied));
         out_->commit(static_cast<std::size_t>(p - start));
     }
 
@@ -4071,7 +4135,8 @@ private:
                              (type.empty() ? 0 : text::content_type.size() + type.size() + text::crlf.size()) +
                              (with_length ? text::content_length.size() + cl.size() + text::crlf.size() : 0) +
                              (chunked ? text::chunked.size() : 0) + (close_ ? text::close.size() : 0) +
-                             (keeps_http10_alive() ? text::keep_alive.size() : 0);
+                             (keeps_http10_alive() ? text::keep_alive.size() : 0) +
+                             (aside_ == detail::head_aside::none ? 0 : extras_);
         std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
         out_->reserve_more(prefix + text::crlf.size() + reserve);
         char* p = out_->data() + start_;
@@ -4086,6 +4151,10 @@ private:
         if (chunked) p = detail::put(p, text::chunked);
         if (close_) p = detail::put(p, text::close);
         if (keeps_http10_alive()) p = detail::put(p, text::keep_alive);
+        if (aside_ != detail::head_aside::none) {
+            p = put_extras(p);
+            head_end_ = static_cast<std::size_t>(p + fields - out_->data());
+        }
         p = detail::put(p + fields, text::crlf);
         out_->commit(prefix + text::crlf.size());
         return p;
@@ -4108,6 +4177,13 @@ private:
     const detail::date_cache* date_ = nullptr;
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
+    // Fields kept aside for the head, and where it ends; all but aside_ valid only while
+    // aside_ is not none (start() resets aside_ alone: one store a request).
+    std::size_t head_end_ = 0;  // with aside_ noted: where the head's blank line begins in *out_
+    std::size_t extras_ = 0;    // bytes kept aside (fixed_'s and extra_'s)
+    const detail::field_block* fixed_ = nullptr;  // the start-up block added first, or none
+    std::size_t extra_size_ = 0;                  // bytes of extra_ in use
+    char extra_[detail::extra_field_room];        // per-request fields for the head
     body_source source_;     // set by stream(); the loop takes it
     std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
@@ -4122,6 +4198,7 @@ private:
     bool has_type_ = false;
     bool has_date_ = false;
     bool stream_chunked_ = false;
+    detail::head_aside aside_ = detail::head_aside::none;
 };
 
 namespace detail {
@@ -4140,6 +4217,7 @@ struct response_access {
         r.http10_ = http10;
         r.close_ = close;
         r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.aside_ = head_aside::none;  // the rest of the aside state is set when it begins
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
@@ -4170,24 +4248,81 @@ struct response_access {
         return response::valid_field(name, value) && !response::is_framing_field(name) &&
                !iequals_lower(name, "content-type");
     }
-    // name and value must pass checkable_field().
+    // name and value must pass checkable_field(). Kept aside for the head (the file comment)
+    // while the room holds it and header() has written nothing; else written as header() would.
     static void add_checked_field(response& r, std::string_view name, std::string_view value) {
+        std::size_t size = response::field_size(name, value);
         if (r.sent_) {
-            r.late_header(name, value);
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) response::put_field(p, name, value);
             return;
         }
-        std::size_t size = response::field_size(name, value);
+        if (r.out_->size() == r.start_) {
+            begin_extras(r);
+            if (r.extra_size_ + size <= extra_field_room) {
+                response::put_field(r.extra_ + r.extra_size_, name, value);
+                r.extra_size_ += size;
+                r.extras_ += size;
+                return;
+            }
+        }
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // Lines composed and checked at start-up (each as add_checked_field() requires), added by
+    // reference when they are the first extra; copied otherwise. `block` outlives the chain.
+    static void add_fixed_fields(response& r, const field_block& block) {
+        std::size_t size = block.lines.size();
+        if (size == 0) return;
+        if (r.sent_) {
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) std::memcpy(p, block.lines.data(), size);
+            return;
+        }
+        if (r.out_->size() == r.start_) {
+            begin_extras(r);
+            if (r.extras_ == 0) {
+                r.fixed_ = &block;
+                r.extras_ = size;
+                return;
+            }
+            if (r.extra_size_ + size <= extra_field_room) {
+                std::memcpy(r.extra_ + r.extra_size_, block.lines.data(), size);
+                r.extra_size_ += size;
+                r.extras_ += size;
+                return;
+            }
+        }
+        r.out_->append(block.lines.data(), size);
+    }
+    // A field to be kept aside, or one to come after the head (expect_late_fields): the
+    // aside state starts afresh if this is the first (start() left it as it was).
+    static void begin_extras(response& r) noexcept {
+        if (r.aside_ != head_aside::none) return;
+        r.aside_ = head_aside::kept;
+        r.extras_ = 0;
+        r.fixed_ = nullptr;
+        r.extra_size_ = 0;
+    }
+    // Middleware that adds fields after next() (the response timer) says so before it: the
+    // head's writer then notes where the head ends, and the late field needs no scan for it.
+    static void expect_late_fields(response& r) noexcept {
+        if (!r.sent_) begin_extras(r);
+    }
     // The fields written for a head not written yet, taken out of the output buffer (which
-    // goes on from where this response began) and kept by the caller until the head is.
+    // goes on from where this response began), after those kept aside, and kept by the
+    // caller until the head is.
     static held_fields hold_fields(response& r) {
         held_fields h;
-        h.bytes.assign(r.out_->data() + r.start_, r.out_->size() - r.start_);
+        if (r.aside_ != head_aside::none) {
+            h.bytes.resize(r.extras_);
+            r.put_extras(h.bytes.data());
+        }
+        h.bytes.append(r.out_->data() + r.start_, r.out_->size() - r.start_);
         h.has_type = r.has_type_;
         h.has_date = r.has_date_;
         r.out_->resize(r.start_);
+        r.aside_ = head_aside::none;
         return h;
     }
     // Puts held fields back into a response just started (start()), before any other: the
@@ -11320,6 +11455,14 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 // Policy, so the two cannot disagree (a count compiled for `single` on a sharded server is a
 // data race that compiles).
 //
+// A chain is a flat array of steps, each a plain function and the state it serves with,
+// ending with the route's handler; next() calls the step after its own. A built-in (the
+// middleware/ headers) is a std::function holding a detail::builtin_step, which use() finds
+// and calls directly, so the chain pays no std::function hop for it; any other middleware
+// is called through its std::function. (Where the standard library cannot find the step in
+// the function, without RTTI under libc++, a built-in is called through it too: the same
+// answer, a few instructions more.)
+//
 // Not here: the request path is not matched against prefixes per request (the route's pattern
 // was, at registration); a middleware added after a route does not reach it.
 #ifndef SKIFF_SERVER_MIDDLEWARE_HPP
@@ -11342,12 +11485,12 @@ using middleware = std::function<void(request&, response&, const next&)>;
 
 namespace detail {
 
-// One route's fixed sequence: the middleware in order, then the handler.
-struct chain {
-    std::vector<std::shared_ptr<const middleware>> steps;
-    handler last;
-
-    void run(std::size_t i, request& req, response& res) const;
+// One step of a route's chain: a plain function and the state it serves with (the file
+// comment). The last step of a chain is the handler, which is given a next it ignores.
+struct chain_step {
+    using function = void (*)(const void* state, request&, response&, const next&);
+    function call;
+    const void* state;
 };
 
 } // namespace detail
@@ -11356,22 +11499,59 @@ struct chain {
 // twice; not calling it ends the chain there.
 class next {
 public:
-    next(const detail::chain& c, std::size_t i, request& req, response& res) noexcept
-        : chain_(&c), index_(i), req_(&req), res_(&res) {}
-    void operator()() const { chain_->run(index_ + 1, *req_, *res_); }
+    next(const detail::chain_step* rest, request& req, response& res) noexcept : rest_(rest), req_(&req), res_(&res) {}
+    void operator()() const { rest_->call(rest_->state, *req_, *res_, next(rest_ + 1, *req_, *res_)); }
 
 private:
-    const detail::chain* chain_;
-    std::size_t index_;
+    const detail::chain_step* rest_;  // the step that runs next; the handler's is the last
     request* req_;
     response* res_;
 };
 
 namespace detail {
 
-inline void chain::run(std::size_t i, request& req, response& res) const {
-    if (i < steps.size()) return (*steps[i])(req, res, next(*this, i, req, res));
-    if (last) last(req, res);
+// What a built-in middleware is inside its std::function: its step, and the state the step
+// points at, kept alive by every copy. Called as a middleware, it runs its step.
+class builtin_step {
+public:
+    template <class State>
+    explicit builtin_step(std::shared_ptr<const State> state)
+        : step_{&serve<State>, state.get()}, keep_(std::move(state)) {}
+    void operator()(request& req, response& res, const next& go) const { step_.call(step_.state, req, res, go); }
+    chain_step step() const noexcept { return step_; }
+    const std::shared_ptr<const void>& keep() const noexcept { return keep_; }
+
+private:
+    template <class State>
+    static void serve(const void* state, request& req, response& res, const next& go) {
+        static_cast<const State*>(state)->serve(req, res, go);
+    }
+    chain_step step_;
+    std::shared_ptr<const void> keep_;
+};
+
+// A built-in: `state` answers serve(request&, response&, const next&) const.
+template <class State>
+middleware make_builtin(std::shared_ptr<const State> state) {
+    return builtin_step(std::move(state));
+}
+
+// One route's fixed sequence: the middleware's steps in order, then the handler's; `keep`
+// holds what the steps point at.
+struct chain {
+    std::vector<chain_step> steps;
+    std::vector<std::shared_ptr<const void>> keep;
+    handler last;
+
+    void run(request& req, response& res) const { steps[0].call(steps[0].state, req, res, next(&steps[1], req, res)); }
+};
+
+inline void call_middleware(const void* fn, request& req, response& res, const next& go) {
+    (*static_cast<const middleware*>(fn))(req, res, go);
+}
+inline void call_handler(const void* fn, request& req, response& res, const next&) {
+    const handler& h = *static_cast<const handler*>(fn);
+    if (h) h(req, res);
 }
 
 // Whether T is a maker (above): basic_server::use() takes it and supplies its Policy.
@@ -11385,7 +11565,13 @@ inline constexpr bool
 class middleware_stack {
 public:
     void add(std::string prefix, middleware m) {
-        entries_.push_back({std::move(prefix), std::make_shared<const middleware>(std::move(m))});
+        if (const builtin_step* b = m.target<builtin_step>()) {
+            entries_.push_back({std::move(prefix), b->step(), b->keep()});
+            return;
+        }
+        auto fn = std::make_shared<const middleware>(std::move(m));
+        chain_step step{&call_middleware, fn.get()};
+        entries_.push_back({std::move(prefix), step, std::move(fn)});
     }
     bool has_app_wide() const noexcept {
         for (const entry& e : entries_)
@@ -11405,18 +11591,23 @@ public:
 private:
     struct entry {
         std::string prefix;
-        std::shared_ptr<const middleware> fn;
+        chain_step step;
+        std::shared_ptr<const void> keep;  // what step points at
     };
 
     template <class Applies>
     handler compose(handler h, Applies applies) const {
-        chain c;
-        for (const entry& e : entries_)
-            if (applies(e)) c.steps.push_back(e.fn);
-        if (c.steps.empty()) return h;  // no middleware: the handler is called directly
-        c.last = std::move(h);
-        auto shared = std::make_shared<const chain>(std::move(c));
-        return [shared](request& req, response& res) { shared->run(0, req, res); };
+        auto c = std::make_shared<chain>();
+        for (const entry& e : entries_) {
+            if (!applies(e)) continue;
+            c->steps.push_back(e.step);
+            c->keep.push_back(e.keep);
+        }
+        if (c->steps.empty()) return h;  // no middleware: the handler is called directly
+        c->last = std::move(h);
+        c->steps.push_back({&call_handler, &c->last});  // c is not moved again: the address holds
+        std::shared_ptr<const chain> shared = std::move(c);
+        return [shared](request& req, response& res) { shared->run(req, res); };
     }
 
     // "/api" covers "/api", "/api/users" and "/api/:id", not "/apis".
@@ -12762,8 +12953,8 @@ private:
 // set before next() and restored after, so a handler on a route without request_id() sees an
 // empty view, and a deferred answer must copy the id before the handler returns. The field
 // is written before next(), so it is on every answer of the chain, early ones (401) included.
-// Measured alone on a hello route: +386 instructions a request, generating the id
-// (tools/bench/middleware_counts.py); most of it is the chain and the general head writer.
+// The field is kept aside for the head (response.hpp), so a 200 stays on the pre-composed
+// head; tools/bench/middleware_counts.py measures it alone on a hello route.
 //
 // Not here: other header names; passing the id on to outgoing calls.
 #ifndef SKIFF_MIDDLEWARE_REQUEST_ID_HPP
@@ -12774,6 +12965,7 @@ private:
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <cstring>      // std::memcpy
+#include <memory>       // std::make_shared: the step's (empty) state
 #include <string>       // new_request_id
 #include <string_view>  // std::string_view
 // The system's random bytes for the per-thread prefix, rather than <random>: that header alone
@@ -12874,6 +13066,18 @@ private:
     std::string_view before_;
 };
 
+// The built-in's step: no state of its own (the count is the thread's).
+struct request_id_state {
+    void serve(request& req, response& res, const next& go) const {
+        char room[generated_id_room];
+        std::string_view id = req.header("x-request-id");
+        if (!valid_request_id(id)) id = generate_request_id(room);
+        response_access::add_checked_field(res, "X-Request-Id", id);  // id: visible ASCII
+        request_id_scope scope(req, id);
+        go();
+    }
+};
+
 } // namespace detail
 
 // A generated id, as request_id() makes them, for an answer no middleware sees: the server's
@@ -12884,14 +13088,7 @@ inline std::string new_request_id() {
 }
 
 inline middleware request_id() {
-    return [](request& req, response& res, const next& go) {
-        char room[detail::generated_id_room];
-        std::string_view id = req.header("x-request-id");
-        if (!valid_request_id(id)) id = detail::generate_request_id(room);
-        detail::response_access::add_checked_field(res, "X-Request-Id", id);  // id: visible ASCII
-        detail::request_id_scope scope(req, id);
-        go();
-    };
+    return detail::make_builtin(std::make_shared<const detail::request_id_state>());
 }
 
 } // namespace skiff
@@ -12959,17 +13156,21 @@ class cors_policy {
 public:
     explicit cors_policy(cors_options o)
         : opt_(checked(std::move(o))), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
-          max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {}
+          max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {
+        if (!any_ || opt_.credentials == cors_credentials::allowed) vary_.lines = "Vary: Origin\r\n";
+        if (opt_.credentials == cors_credentials::allowed) credentials_.lines = "Access-Control-Allow-Credentials: true\r\n";
+        if (!opt_.expose_headers.empty())
+            exposed_.lines = "Access-Control-Expose-Headers: " + opt_.expose_headers + "\r\n";
+    }
 
     void serve(request& req, response& res, const next& go) const {
-        bool echoes_origin = !any_ || opt_.credentials == cors_credentials::allowed;
-        if (echoes_origin) add(res, "Vary", "Origin");  // the answer differs per origin
+        response_access::add_fixed_fields(res, vary_);  // the answer differs per origin (or empty)
         std::string_view allowed = allow_origin(req.header("origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))
             return answer_preflight(req, res, allowed);
         mark(res, allowed);
-        if (!opt_.expose_headers.empty()) add(res, "Access-Control-Expose-Headers", opt_.expose_headers);
+        response_access::add_fixed_fields(res, exposed_);
         go();
     }
 
@@ -13003,7 +13204,7 @@ private:
 
     void mark(response& res, std::string_view allowed) const {
         add(res, "Access-Control-Allow-Origin", allowed);
-        if (opt_.credentials == cors_credentials::allowed) add(res, "Access-Control-Allow-Credentials", "true");
+        response_access::add_fixed_fields(res, credentials_);
     }
 
     void answer_preflight(const request& req, response& res, std::string_view allowed) const {
@@ -13036,14 +13237,16 @@ private:
 
     cors_options opt_;
     bool any_;
-    std::string max_age_;  // the decimal seconds, composed once
+    std::string max_age_;      // the decimal seconds, composed once
+    field_block vary_;         // "Vary: Origin" where the answer depends on the origin; else empty
+    field_block credentials_;  // Allow-Credentials: true, when allowed; else empty
+    field_block exposed_;      // Access-Control-Expose-Headers, when set; else empty
 };
 
 } // namespace detail
 
 inline middleware cors(cors_options o) {
-    auto policy = std::make_shared<const detail::cors_policy>(std::move(o));
-    return [policy](request& req, response& res, const next& go) { policy->serve(req, res, go); };
+    return detail::make_builtin(std::make_shared<const detail::cors_policy>(std::move(o)));
 }
 
 } // namespace skiff
@@ -13067,8 +13270,10 @@ inline middleware cors(cors_options o) {
 //                                         "; includeSubDomains" when asked. RFC 6797 §7.2: a
 //                                         browser ignores it over plain HTTP, so set it only
 //                                         where clients reach the server through TLS.
-// The fields are composed and checked once, at start-up; a request pays only their copy
-// (measured alone on a hello route: +403 instructions, tools/bench/middleware_counts.py).
+// The fields are composed and checked once, at start-up, into one block that the head takes
+// by reference (response_access::add_fixed_fields): a request pays one copy of it, and a 200
+// stays on the pre-composed head (tools/bench/middleware_counts.py measures it alone on a
+// hello route). A handler that sets one of these fields too sends both lines, as before.
 //
 // Not here: Content-Security-Policy (it depends on the pages; set it with res.header()).
 #ifndef SKIFF_MIDDLEWARE_SECURITY_HEADERS_HPP
@@ -13076,7 +13281,7 @@ inline middleware cors(cors_options o) {
 
 
 #include <cstdint>   // std::uint32_t, std::uint8_t
-#include <memory>    // std::shared_ptr: the composed fields, shared by every copy
+#include <memory>    // std::shared_ptr: the composed block, shared by every copy
 #include <optional>  // std::optional HSTS
 #include <string>    // std::string values
 #include <utility>   // std::move, std::pair
@@ -13118,14 +13323,25 @@ inline field_list security_fields(const security_options& o) {
     return kept;
 }
 
+// The built-in's state: the checked fields as one block of head lines.
+class security_state {
+public:
+    explicit security_state(const security_options& o) {
+        for (const auto& f : security_fields(o)) block_.lines.append(f.first).append(": ").append(f.second).append("\r\n");
+    }
+    void serve(request&, response& res, const next& go) const {
+        response_access::add_fixed_fields(res, block_);
+        go();
+    }
+
+private:
+    field_block block_;
+};
+
 } // namespace detail
 
 inline middleware security_headers(const security_options& o = {}) {
-    auto fields = std::make_shared<const detail::field_list>(detail::security_fields(o));
-    return [fields](request&, response& res, const next& go) {
-        for (const auto& f : *fields) detail::response_access::add_checked_field(res, f.first, f.second);
-        go();
-    };
+    return detail::make_builtin(std::make_shared<const detail::security_state>(o));
 }
 
 } // namespace skiff
@@ -13226,6 +13442,25 @@ private:
     slot_state state_ = slot_state::held;
 };
 
+// The built-in's state: the count, which a deferred answer's completion holds too.
+template <class Policy>
+class limit_state {
+public:
+    explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
+    void serve(request&, response& res, const next& go) const {
+        if (count_->enter() == admission::refused) {
+            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+            return;
+        }
+        in_flight_slot<Policy> slot(count_);
+        go();
+        slot.follow(res);
+    }
+
+private:
+    std::shared_ptr<in_flight_count<Policy>> count_;
+};
+
 // What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().
 class concurrency_limit_maker {
 public:
@@ -13234,16 +13469,7 @@ public:
     template <class Policy>
     middleware for_policy() const {
         static_assert(is_policy<Policy>, "skiff::concurrency_limit: the server's policy");
-        auto count = std::make_shared<in_flight_count<Policy>>(limit_);
-        return [count](request&, response& res, const next& go) {
-            if (count->enter() == admission::refused) {
-                res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
-                return;
-            }
-            in_flight_slot<Policy> slot(count);
-            go();
-            slot.follow(res);
-        };
+        return make_builtin(std::make_shared<const limit_state<Policy>>(limit_));
     }
 
 private:
@@ -13278,7 +13504,8 @@ detail::concurrency_limit_maker concurrency_limit(std::size_t n) {
 // The time is in milliseconds with three decimals (microsecond resolution), measured on the
 // steady clock from entering this middleware to next() returning: the rest of the chain and
 // the handler, not the parse before nor the write after. Register it first to time the most.
-// The field is added late (response.hpp: inserted into the head already written), so it is
+// The field is added late (response.hpp: inserted before the end of the head already written,
+// which the head writer noted: no scan for it), so it is
 // on plain and streamed answers; a deferred answer's head is written when it completes, and
 // a late field is dropped from it, as is this one.
 //
@@ -13290,6 +13517,7 @@ detail::concurrency_limit_maker concurrency_limit(std::size_t n) {
 #include <chrono>       // std::chrono::steady_clock
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint8_t
+#include <memory>       // std::make_shared: the step's state
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -13318,18 +13546,29 @@ inline std::string_view format_millis(char (&room)[timer_value_room], std::uint6
     return {room, static_cast<std::size_t>(p - room)};
 }
 
-} // namespace detail
-
-inline middleware response_timer(timer_field f = timer_field::server_timing) {
-    return [f](request&, response& res, const next& go) {
+// The built-in's state: which field it writes.
+class response_timer_state {
+public:
+    explicit response_timer_state(timer_field f) noexcept : field_(f) {}
+    void serve(request&, response& res, const next& go) const {
+        response_access::expect_late_fields(res);  // the head notes its end: no scan for it
         auto start = std::chrono::steady_clock::now();
         go();
         auto took = std::chrono::steady_clock::now() - start;
         auto micros = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
-        char room[detail::timer_value_room];
-        std::string_view name = f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
-        detail::response_access::add_checked_field(res, name, detail::format_millis(room, micros, f));
-    };
+        char room[timer_value_room];
+        std::string_view name = field_ == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
+        response_access::add_checked_field(res, name, format_millis(room, micros, field_));
+    }
+
+private:
+    timer_field field_;
+};
+
+} // namespace detail
+
+inline middleware response_timer(timer_field f = timer_field::server_timing) {
+    return detail::make_builtin(std::make_shared<const detail::response_timer_state>(f));
 }
 
 } // namespace skiff

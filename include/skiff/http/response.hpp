@@ -11,7 +11,16 @@
 // leaves before the handler chain (its middleware included, server/middleware.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too.
+// still grow until its first bytes go out, which is after the chain returns too. Where the
+// head ends is noted when it is written, so a late field needs no scan for it.
+//
+// The built-in middleware's fields (response_access::add_fixed_fields, add_checked_field) are
+// not written into the output buffer before the head but kept aside: a block composed at
+// start-up by reference, the per-request ones (an id, an origin) in a small room of the
+// response. The head takes them after its own fields, in the order they were added, so a 200
+// with them stays on the pre-composed head (ok_heads) instead of the general writer, which
+// would first move them behind it. Once header() has written a field into the buffer, those
+// that follow go there too, so the order added is the order sent.
 //
 // An answer whose head is written later (a deferred one, or a route that streams its request
 // body and answers at its end) leaves the chain with fields written and no head: those bytes
@@ -167,6 +176,24 @@ struct held_fields {
     bool has_date = false;
 };
 
+// Header lines known at start-up ("name: value\r\n" each, checked once), added to an answer by
+// reference (response_access::add_fixed_fields): a request pays one copy of them, into its head.
+struct field_block {
+    std::string lines;
+};
+
+// Whether a response keeps fields aside for its head (the file comment), and whether the
+// head written noted where it ends (head_end_). none: neither, the plain answer.
+enum class head_aside : std::uint8_t {
+    none,   // the plain answer: a late field finds the head's end by a scan
+    kept,   // fields kept aside (maybe none, expect_late_fields); the writer notes head_end_
+    noted,  // head_end_ found by a late field's scan
+};
+
+// The room a response keeps for the per-request fields the built-ins add before its head; a
+// field that does not fit is written as header() writes it (the general head writer then).
+inline constexpr std::size_t extra_field_room = 256;
+
 // The content types of text(), json() and html(), and none (end()): each has a pre-composed
 // 200 head (ok_heads).
 enum class known_type : std::uint8_t { plain, json, html, none };
@@ -302,24 +329,45 @@ private:
     friend class skiff::deferred;
 
     // A field after the head was written (by middleware after the handler): inserted before
-    // the blank line that ends the head. Fields skiff frames itself are not changed late. The
-    // head's end is found here, by a scan of this response's bytes, rather than noted when the
-    // head is written: the send path then stores nothing more (measured: noting it cost the
-    // contract app 9 instructions a request).
+    // the blank line that ends the head. Fields skiff frames itself are not changed late.
     response& late_header(std::string_view name, std::string_view value) {
         if (deferred_ != nullptr || is_framing_field(name)) return *this;
-        std::string_view written(out_->data() + start_, out_->size() - start_);
-        std::size_t blank = written.find("\r\n\r\n");
-        if (blank == std::string_view::npos) return *this;  // no head of ours in the buffer
-        std::size_t head_end = start_ + blank + detail::head_text::crlf.size();
-        std::size_t size = field_size(name, value);
-        std::size_t tail = out_->size() - head_end;
-        out_->reserve_more(size);
-        char* p = out_->data() + head_end;
-        std::memmove(p + size, p, tail);
-        put_field(p, name, value);
-        out_->commit(size);
+        if (char* p = late_room(field_size(name, value))) put_field(p, name, value);
         return *this;
+    }
+
+    // Opens `size` bytes before the blank line that ends the head written, moving the body
+    // behind them; returns where they are. The head's end is as the writer noted it for an
+    // answer with fields kept aside (the built-ins': no scan); for any other, found by a scan
+    // of this response's bytes, so the plain 200 stores nothing more (measured: noting it
+    // cost the contract app 9 instructions a request). Null when no head of ours is there.
+    char* late_room(std::size_t size) {
+        if (aside_ == detail::head_aside::none) {
+            std::string_view written(out_->data() + start_, out_->size() - start_);
+            std::size_t blank = written.find("\r\n\r\n");
+            if (blank == std::string_view::npos) return nullptr;
+            head_end_ = start_ + blank + detail::head_text::crlf.size();
+            aside_ = detail::head_aside::noted;
+            extras_ = 0;
+        }
+        std::size_t tail = out_->size() - head_end_;
+        out_->reserve_more(size);
+        char* p = out_->data() + head_end_;
+        std::memmove(p + size, p, tail);
+        out_->commit(size);
+        head_end_ += size;
+        return p;
+    }
+
+    // The fields kept aside for the head (the file comment), in the order added: the
+    // start-up block first when it came first, then the room's. Only while aside_ is not none.
+    char* put_extras(char* p) const noexcept {
+        if (fixed_ != nullptr) {
+            std::memcpy(p, fixed_->lines.data(), fixed_->lines.size());
+            p += fixed_->lines.size();
+        }
+        std::memcpy(p, extra_, extra_size_);
+        return p + extra_size_;
     }
 
     static std::size_t field_size(std::string_view name, std::string_view value) noexcept {
@@ -371,7 +419,7 @@ private:
     // takes its head pre-composed; any other goes through write_head().
     void send_known(std::string_view body, detail::known_type t) {
         bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
-        if (plain) return send_ok(body, t);
+        if (plain) return aside_ == detail::head_aside::none ? send_ok(body, t) : send_ok_aside(body, t);
         send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
     }
 
@@ -388,6 +436,22 @@ private:
         char* p = detail::put_decimal(start + heads_.size(t), body.size());
         std::memcpy(p, end_of_head.data(), end_of_head.size());
         p = detail::put(p + end_of_head.size(), body.substr(0, copied));
+        out_->commit(static_cast<std::size_t>(p - start));
+    }
+
+    // send_ok() with the fields kept aside between the length and the blank line, and the
+    // head's end noted: [block][digits]["\r\n"][extras]["\r\n"][body].
+    void send_ok_aside(std::string_view body, detail::known_type t) {
+        namespace text = detail::head_text;
+        sent_ = true;
+        heads_.refresh(*date_);
+        std::size_t copied = omit_body_ ? 0 : body.size();
+        char* start = out_->prepare(detail::ok_heads::room + text::max_decimal_digits + 2 * text::crlf.size() +
+                                    extras_ + copied);
+        std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
+        char* p = put_extras(detail::put(detail::put_decimal(start + heads_.size(t), body.size()), text::crlf));
+        head_end_ = start_ + static_cast<std::size_t>(p - start);
+        p = detail::put(detail::put(p, text::crlf), body.substr(0, copied));
         out_->commit(static_cast<std::size_t>(p - start));
     }
 
@@ -422,7 +486,8 @@ private:
                              (type.empty() ? 0 : text::content_type.size() + type.size() + text::crlf.size()) +
                              (with_length ? text::content_length.size() + cl.size() + text::crlf.size() : 0) +
                              (chunked ? text::chunked.size() : 0) + (close_ ? text::close.size() : 0) +
-                             (keeps_http10_alive() ? text::keep_alive.size() : 0);
+                             (keeps_http10_alive() ? text::keep_alive.size() : 0) +
+                             (aside_ == detail::head_aside::none ? 0 : extras_);
         std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
         out_->reserve_more(prefix + text::crlf.size() + reserve);
         char* p = out_->data() + start_;
@@ -437,6 +502,10 @@ private:
         if (chunked) p = detail::put(p, text::chunked);
         if (close_) p = detail::put(p, text::close);
         if (keeps_http10_alive()) p = detail::put(p, text::keep_alive);
+        if (aside_ != detail::head_aside::none) {
+            p = put_extras(p);
+            head_end_ = static_cast<std::size_t>(p + fields - out_->data());
+        }
         p = detail::put(p + fields, text::crlf);
         out_->commit(prefix + text::crlf.size());
         return p;
@@ -459,6 +528,13 @@ private:
     const detail::date_cache* date_ = nullptr;
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
+    // Fields kept aside for the head, and where it ends; all but aside_ valid only while
+    // aside_ is not none (start() resets aside_ alone: one store a request).
+    std::size_t head_end_ = 0;  // with aside_ noted: where the head's blank line begins in *out_
+    std::size_t extras_ = 0;    // bytes kept aside (fixed_'s and extra_'s)
+    const detail::field_block* fixed_ = nullptr;  // the start-up block added first, or none
+    std::size_t extra_size_ = 0;                  // bytes of extra_ in use
+    char extra_[detail::extra_field_room];        // per-request fields for the head
     body_source source_;     // set by stream(); the loop takes it
     std::unique_ptr<detail::file_body> file_;  // set by file(), with source_; the loop takes it
     std::optional<std::uint64_t> stream_length_;  // set by stream() with Content-Length framing
@@ -473,6 +549,7 @@ private:
     bool has_type_ = false;
     bool has_date_ = false;
     bool stream_chunked_ = false;
+    detail::head_aside aside_ = detail::head_aside::none;
 };
 
 namespace detail {
@@ -491,6 +568,7 @@ struct response_access {
         r.http10_ = http10;
         r.close_ = close;
         r.sent_ = r.has_type_ = r.has_date_ = r.stream_chunked_ = false;
+        r.aside_ = head_aside::none;  // the rest of the aside state is set when it begins
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
@@ -521,24 +599,81 @@ struct response_access {
         return response::valid_field(name, value) && !response::is_framing_field(name) &&
                !iequals_lower(name, "content-type");
     }
-    // name and value must pass checkable_field().
+    // name and value must pass checkable_field(). Kept aside for the head (the file comment)
+    // while the room holds it and header() has written nothing; else written as header() would.
     static void add_checked_field(response& r, std::string_view name, std::string_view value) {
+        std::size_t size = response::field_size(name, value);
         if (r.sent_) {
-            r.late_header(name, value);
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) response::put_field(p, name, value);
             return;
         }
-        std::size_t size = response::field_size(name, value);
+        if (r.out_->size() == r.start_) {
+            begin_extras(r);
+            if (r.extra_size_ + size <= extra_field_room) {
+                response::put_field(r.extra_ + r.extra_size_, name, value);
+                r.extra_size_ += size;
+                r.extras_ += size;
+                return;
+            }
+        }
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    // Lines composed and checked at start-up (each as add_checked_field() requires), added by
+    // reference when they are the first extra; copied otherwise. `block` outlives the chain.
+    static void add_fixed_fields(response& r, const field_block& block) {
+        std::size_t size = block.lines.size();
+        if (size == 0) return;
+        if (r.sent_) {
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) std::memcpy(p, block.lines.data(), size);
+            return;
+        }
+        if (r.out_->size() == r.start_) {
+            begin_extras(r);
+            if (r.extras_ == 0) {
+                r.fixed_ = &block;
+                r.extras_ = size;
+                return;
+            }
+            if (r.extra_size_ + size <= extra_field_room) {
+                std::memcpy(r.extra_ + r.extra_size_, block.lines.data(), size);
+                r.extra_size_ += size;
+                r.extras_ += size;
+                return;
+            }
+        }
+        r.out_->append(block.lines.data(), size);
+    }
+    // A field to be kept aside, or one to come after the head (expect_late_fields): the
+    // aside state starts afresh if this is the first (start() left it as it was).
+    static void begin_extras(response& r) noexcept {
+        if (r.aside_ != head_aside::none) return;
+        r.aside_ = head_aside::kept;
+        r.extras_ = 0;
+        r.fixed_ = nullptr;
+        r.extra_size_ = 0;
+    }
+    // Middleware that adds fields after next() (the response timer) says so before it: the
+    // head's writer then notes where the head ends, and the late field needs no scan for it.
+    static void expect_late_fields(response& r) noexcept {
+        if (!r.sent_) begin_extras(r);
+    }
     // The fields written for a head not written yet, taken out of the output buffer (which
-    // goes on from where this response began) and kept by the caller until the head is.
+    // goes on from where this response began), after those kept aside, and kept by the
+    // caller until the head is.
     static held_fields hold_fields(response& r) {
         held_fields h;
-        h.bytes.assign(r.out_->data() + r.start_, r.out_->size() - r.start_);
+        if (r.aside_ != head_aside::none) {
+            h.bytes.resize(r.extras_);
+            r.put_extras(h.bytes.data());
+        }
+        h.bytes.append(r.out_->data() + r.start_, r.out_->size() - r.start_);
         h.has_type = r.has_type_;
         h.has_date = r.has_date_;
         r.out_->resize(r.start_);
+        r.aside_ = head_aside::none;
         return h;
     }
     // Puts held fields back into a response just started (start()), before any other: the

@@ -7,7 +7,8 @@
 // The time is in milliseconds with three decimals (microsecond resolution), measured on the
 // steady clock from entering this middleware to next() returning: the rest of the chain and
 // the handler, not the parse before nor the write after. Register it first to time the most.
-// The field is added late (response.hpp: inserted into the head already written), so it is
+// The field is added late (response.hpp: inserted before the end of the head already written,
+// which the head writer noted: no scan for it), so it is
 // on plain and streamed answers; a deferred answer's head is written when it completes, and
 // a late field is dropped from it, as is this one.
 //
@@ -22,6 +23,7 @@
 #include <chrono>       // std::chrono::steady_clock
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint8_t
+#include <memory>       // std::make_shared: the step's state
 #include <string_view>  // std::string_view
 
 namespace skiff {
@@ -50,18 +52,29 @@ inline std::string_view format_millis(char (&room)[timer_value_room], std::uint6
     return {room, static_cast<std::size_t>(p - room)};
 }
 
-} // namespace detail
-
-inline middleware response_timer(timer_field f = timer_field::server_timing) {
-    return [f](request&, response& res, const next& go) {
+// The built-in's state: which field it writes.
+class response_timer_state {
+public:
+    explicit response_timer_state(timer_field f) noexcept : field_(f) {}
+    void serve(request&, response& res, const next& go) const {
+        response_access::expect_late_fields(res);  // the head notes its end: no scan for it
         auto start = std::chrono::steady_clock::now();
         go();
         auto took = std::chrono::steady_clock::now() - start;
         auto micros = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
-        char room[detail::timer_value_room];
-        std::string_view name = f == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
-        detail::response_access::add_checked_field(res, name, detail::format_millis(room, micros, f));
-    };
+        char room[timer_value_room];
+        std::string_view name = field_ == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
+        response_access::add_checked_field(res, name, format_millis(room, micros, field_));
+    }
+
+private:
+    timer_field field_;
+};
+
+} // namespace detail
+
+inline middleware response_timer(timer_field f = timer_field::server_timing) {
+    return detail::make_builtin(std::make_shared<const detail::response_timer_state>(f));
 }
 
 } // namespace skiff

@@ -24,6 +24,14 @@
 // Policy, so the two cannot disagree (a count compiled for `single` on a sharded server is a
 // data race that compiles).
 //
+// A chain is a flat array of steps, each a plain function and the state it serves with,
+// ending with the route's handler; next() calls the step after its own. A built-in (the
+// middleware/ headers) is a std::function holding a detail::builtin_step, which use() finds
+// and calls directly, so the chain pays no std::function hop for it; any other middleware
+// is called through its std::function. (Where the standard library cannot find the step in
+// the function, without RTTI under libc++, a built-in is called through it too: the same
+// answer, a few instructions more.)
+//
 // Not here: the request path is not matched against prefixes per request (the route's pattern
 // was, at registration); a middleware added after a route does not reach it.
 #ifndef SKIFF_SERVER_MIDDLEWARE_HPP
@@ -50,12 +58,12 @@ using middleware = std::function<void(request&, response&, const next&)>;
 
 namespace detail {
 
-// One route's fixed sequence: the middleware in order, then the handler.
-struct chain {
-    std::vector<std::shared_ptr<const middleware>> steps;
-    handler last;
-
-    void run(std::size_t i, request& req, response& res) const;
+// One step of a route's chain: a plain function and the state it serves with (the file
+// comment). The last step of a chain is the handler, which is given a next it ignores.
+struct chain_step {
+    using function = void (*)(const void* state, request&, response&, const next&);
+    function call;
+    const void* state;
 };
 
 } // namespace detail
@@ -64,22 +72,59 @@ struct chain {
 // twice; not calling it ends the chain there.
 class next {
 public:
-    next(const detail::chain& c, std::size_t i, request& req, response& res) noexcept
-        : chain_(&c), index_(i), req_(&req), res_(&res) {}
-    void operator()() const { chain_->run(index_ + 1, *req_, *res_); }
+    next(const detail::chain_step* rest, request& req, response& res) noexcept : rest_(rest), req_(&req), res_(&res) {}
+    void operator()() const { rest_->call(rest_->state, *req_, *res_, next(rest_ + 1, *req_, *res_)); }
 
 private:
-    const detail::chain* chain_;
-    std::size_t index_;
+    const detail::chain_step* rest_;  // the step that runs next; the handler's is the last
     request* req_;
     response* res_;
 };
 
 namespace detail {
 
-inline void chain::run(std::size_t i, request& req, response& res) const {
-    if (i < steps.size()) return (*steps[i])(req, res, next(*this, i, req, res));
-    if (last) last(req, res);
+// What a built-in middleware is inside its std::function: its step, and the state the step
+// points at, kept alive by every copy. Called as a middleware, it runs its step.
+class builtin_step {
+public:
+    template <class State>
+    explicit builtin_step(std::shared_ptr<const State> state)
+        : step_{&serve<State>, state.get()}, keep_(std::move(state)) {}
+    void operator()(request& req, response& res, const next& go) const { step_.call(step_.state, req, res, go); }
+    chain_step step() const noexcept { return step_; }
+    const std::shared_ptr<const void>& keep() const noexcept { return keep_; }
+
+private:
+    template <class State>
+    static void serve(const void* state, request& req, response& res, const next& go) {
+        static_cast<const State*>(state)->serve(req, res, go);
+    }
+    chain_step step_;
+    std::shared_ptr<const void> keep_;
+};
+
+// A built-in: `state` answers serve(request&, response&, const next&) const.
+template <class State>
+middleware make_builtin(std::shared_ptr<const State> state) {
+    return builtin_step(std::move(state));
+}
+
+// One route's fixed sequence: the middleware's steps in order, then the handler's; `keep`
+// holds what the steps point at.
+struct chain {
+    std::vector<chain_step> steps;
+    std::vector<std::shared_ptr<const void>> keep;
+    handler last;
+
+    void run(request& req, response& res) const { steps[0].call(steps[0].state, req, res, next(&steps[1], req, res)); }
+};
+
+inline void call_middleware(const void* fn, request& req, response& res, const next& go) {
+    (*static_cast<const middleware*>(fn))(req, res, go);
+}
+inline void call_handler(const void* fn, request& req, response& res, const next&) {
+    const handler& h = *static_cast<const handler*>(fn);
+    if (h) h(req, res);
 }
 
 // Whether T is a maker (above): basic_server::use() takes it and supplies its Policy.
@@ -93,7 +138,13 @@ inline constexpr bool
 class middleware_stack {
 public:
     void add(std::string prefix, middleware m) {
-        entries_.push_back({std::move(prefix), std::make_shared<const middleware>(std::move(m))});
+        if (const builtin_step* b = m.target<builtin_step>()) {
+            entries_.push_back({std::move(prefix), b->step(), b->keep()});
+            return;
+        }
+        auto fn = std::make_shared<const middleware>(std::move(m));
+        chain_step step{&call_middleware, fn.get()};
+        entries_.push_back({std::move(prefix), step, std::move(fn)});
     }
     bool has_app_wide() const noexcept {
         for (const entry& e : entries_)
@@ -113,18 +164,23 @@ public:
 private:
     struct entry {
         std::string prefix;
-        std::shared_ptr<const middleware> fn;
+        chain_step step;
+        std::shared_ptr<const void> keep;  // what step points at
     };
 
     template <class Applies>
     handler compose(handler h, Applies applies) const {
-        chain c;
-        for (const entry& e : entries_)
-            if (applies(e)) c.steps.push_back(e.fn);
-        if (c.steps.empty()) return h;  // no middleware: the handler is called directly
-        c.last = std::move(h);
-        auto shared = std::make_shared<const chain>(std::move(c));
-        return [shared](request& req, response& res) { shared->run(0, req, res); };
+        auto c = std::make_shared<chain>();
+        for (const entry& e : entries_) {
+            if (!applies(e)) continue;
+            c->steps.push_back(e.step);
+            c->keep.push_back(e.keep);
+        }
+        if (c->steps.empty()) return h;  // no middleware: the handler is called directly
+        c->last = std::move(h);
+        c->steps.push_back({&call_handler, &c->last});  // c is not moved again: the address holds
+        std::shared_ptr<const chain> shared = std::move(c);
+        return [shared](request& req, response& res) { shared->run(req, res); };
     }
 
     // "/api" covers "/api", "/api/users" and "/api/:id", not "/apis".
