@@ -30,6 +30,7 @@
 #ifndef SKIFF_MIDDLEWARE_CORS_HPP
 #define SKIFF_MIDDLEWARE_CORS_HPP
 
+#include "skiff/detail/bytes.hpp"
 #include "skiff/http/method.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
@@ -71,7 +72,7 @@ public:
 
     void serve(request& req, response& res, const next& go) const {
         response_access::add_fixed_fields(res, vary_);  // the answer differs per origin (or empty)
-        std::string_view allowed = allow_origin(req.header("origin"));
+        std::string_view allowed = allow_origin(token_field(req, "origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))
             return answer_preflight(req, res, allowed);
@@ -104,7 +105,7 @@ private:
         if (origin.empty()) return {};
         if (any_) return opt_.credentials == cors_credentials::allowed ? origin : std::string_view("*");
         for (const std::string& o : opt_.origins)
-            if (o == origin) return origin;
+            if (o.size() == origin.size() && same_bytes(o.data(), origin.data(), o.size())) return origin;
         return {};
     }
 

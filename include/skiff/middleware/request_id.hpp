@@ -136,7 +136,7 @@ private:
 struct request_id_state {
     void serve(request& req, response& res, const next& go) const {
         char room[generated_id_room];
-        std::string_view id = req.header("x-request-id");
+        std::string_view id = token_field(req, "x-request-id");
         if (!valid_request_id(id)) id = generate_request_id(room);
         response_access::add_checked_field(res, "X-Request-Id", id);  // id: visible ASCII
         request_id_scope scope(req, id);
