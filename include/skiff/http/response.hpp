@@ -656,13 +656,12 @@ struct response_access {
     static void add_fixed_fields(response& r, const field_block& block) {
         std::size_t size = block.lines.size();
         if (size == 0) return;
-        if (!r.sent_ && r.out_->size() == r.start_) {
-            begin_extras(r);
-            if (r.extras_ == 0) {
-                r.fixed_ = &block;
-                r.extras_ = size;
-                return;
-            }
+        if (r.aside_ == head_aside::none && !r.sent_ && r.out_->size() == r.start_) {
+            r.aside_ = head_aside::kept;  // the first kept aside: begin_extras() in one go
+            r.fixed_ = &block;
+            r.extra_size_ = 0;
+            r.extras_ = size;
+            return;
         }
         add_block_elsewhere(r, block);
     }
@@ -694,6 +693,13 @@ struct response_access {
     }
     SKIFF_NOINLINE static void add_block_elsewhere(response& r, const field_block& block) {
         std::size_t size = block.lines.size();
+        // Kept aside but none yet (expect_late_fields()): aside_ is not none here, since
+        // add_fixed_fields() took that case.
+        if (!r.sent_ && r.out_->size() == r.start_ && r.extras_ == 0) {
+            r.fixed_ = &block;
+            r.extras_ = size;
+            return;
+        }
         if (char* p = aside_room(r, size)) {
             std::memcpy(p, block.lines.data(), size);
             return;

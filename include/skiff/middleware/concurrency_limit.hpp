@@ -102,7 +102,8 @@ template <class Policy>
 class limit_state {
 public:
     explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
-    void serve(request&, response& res, const next& go) const {
+    template <class Next>
+    void serve(request&, response& res, const Next& go) const {
         if (count_->enter() == admission::refused) {
             res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;

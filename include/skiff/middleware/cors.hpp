@@ -70,7 +70,8 @@ public:
             exposed_.lines = "Access-Control-Expose-Headers: " + opt_.expose_headers + "\r\n";
     }
 
-    void serve(request& req, response& res, const next& go) const {
+    template <class Next>
+    void serve(request& req, response& res, const Next& go) const {
         response_access::add_fixed_fields(res, vary_);  // the answer differs per origin (or empty)
         std::string_view allowed = allow_origin(token_field(req, "origin"));
         if (allowed.empty()) return go();
@@ -110,7 +111,7 @@ private:
     }
 
     void mark(response& res, std::string_view allowed) const {
-        add(res, "Access-Control-Allow-Origin", allowed);
+        response_access::add_checked_field(res, "Access-Control-Allow-Origin", allowed);  // inline: every answer
         response_access::add_fixed_fields(res, credentials_);
     }
 

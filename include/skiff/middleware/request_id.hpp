@@ -134,7 +134,8 @@ private:
 
 // The built-in's step: no state of its own (the count is the thread's).
 struct request_id_state {
-    void serve(request& req, response& res, const next& go) const {
+    template <class Next>
+    void serve(request& req, response& res, const Next& go) const {
         char room[generated_id_room];
         std::string_view id = token_field(req, "x-request-id");
         if (!valid_request_id(id)) id = generate_request_id(room);

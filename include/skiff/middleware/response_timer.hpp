@@ -59,7 +59,8 @@ inline std::string_view format_millis(char (&room)[timer_value_room], std::uint6
 class response_timer_state {
 public:
     explicit response_timer_state(timer_field f) noexcept : field_(f) {}
-    void serve(request&, response& res, const next& go) const {
+    template <class Next>
+    void serve(request&, response& res, const Next& go) const {
         response_access::expect_late_fields(res);  // the head notes its end: no scan for it
         auto start = std::chrono::steady_clock::now();
         go();

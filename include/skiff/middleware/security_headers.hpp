@@ -76,7 +76,8 @@ public:
     explicit security_state(const security_options& o) {
         for (const auto& f : security_fields(o)) block_.lines.append(f.first).append(": ").append(f.second).append("\r\n");
     }
-    void serve(request&, response& res, const next& go) const {
+    template <class Next>
+    void serve(request&, response& res, const Next& go) const {
         response_access::add_fixed_fields(res, block_);
         go();
     }
