@@ -3810,7 +3810,7 @@ inline char* put(char* p, std::string_view s) noexcept {
 
 // memmove(to, from, n) for to > from, inline for the short bodies a late field moves (a
 // greeting, a small JSON answer): every load before any store, so the overlap is safe.
-inline void move_up(char* to, const char* from, std::size_t n) noexcept {
+SKIFF_ALWAYS_INLINE void move_up(char* to, const char* from, std::size_t n) noexcept {
     if (n > 32) {
         std::memmove(to, from, n);
     } else if (n > 16) {
@@ -4038,11 +4038,8 @@ private:
     // The fields kept aside for the head (the file comment), in the order added: the
     // start-up block first when it came first, then the room's. Only while aside_ is not none.
     SKIFF_ALWAYS_INLINE char* put_extras(char* p) const noexcept {
-        if (fixed_ != nullptr) {
-            std::memcpy(p, fixed_->lines.data(), fixed_->lines.size());
-            p += fixed_->lines.size();
-        }
-        if (extra_size_ != 0) p = detail::put(p, {extra_, extra_size_});  // short: inline moves, no call
+        if (fixed_ != nullptr) p = detail::put(p, fixed_->lines);         // short ones (Vary): inline moves
+        if (extra_size_ != 0) p = detail::put(p, {extra_, extra_size_});  // no call under 33 bytes
         return p;
     }
 
@@ -13350,7 +13347,7 @@ private:
         return {};
     }
 
-    void mark(response& res, std::string_view allowed) const {
+    SKIFF_ALWAYS_INLINE void mark(response& res, std::string_view allowed) const {
         response_access::add_checked_field(res, "Access-Control-Allow-Origin", allowed);  // inline: every answer
         response_access::add_fixed_fields(res, credentials_);
     }

@@ -30,6 +30,7 @@
 #ifndef SKIFF_MIDDLEWARE_CORS_HPP
 #define SKIFF_MIDDLEWARE_CORS_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/bytes.hpp"
 #include "skiff/http/method.hpp"
 #include "skiff/http/request.hpp"
@@ -110,7 +111,7 @@ private:
         return {};
     }
 
-    void mark(response& res, std::string_view allowed) const {
+    SKIFF_ALWAYS_INLINE void mark(response& res, std::string_view allowed) const {
         response_access::add_checked_field(res, "Access-Control-Allow-Origin", allowed);  // inline: every answer
         response_access::add_fixed_fields(res, credentials_);
     }
