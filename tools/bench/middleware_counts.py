@@ -12,6 +12,7 @@ write; (Ir(N2) - Ir(N1)) / (N2 - N1) is what one request costs in user space.
     tools/bench/middleware_counts.py                  # build build/bench-counts, print the tables
     tools/bench/middleware_counts.py --binary PATH    # an already built middleware_app
     tools/bench/middleware_counts.py --only hello,private
+    tools/bench/middleware_counts.py --check          # the built-ins only; exit 1 above a target
 
 Needs valgrind, cmake and a C++ compiler (tools/bench/install.sh installs them).
 """
@@ -50,6 +51,8 @@ BUILTINS = [
     ("limit", "concurrency_limit(1024)", get(b"/limit/hello")),
     ("timer", "response_timer() (Server-Timing)", get(b"/timer/hello")),
 ]
+# What each built-in may add to the bare GET /hello, instructions per request (issue 31).
+TARGETS = {"sec": 60, "rid": 120, "cors": 150, "timer": 150, "limit": 40}
 CONNECTIONS = counts.CONNECTIONS
 N1, N2 = counts.N1, counts.N2
 
@@ -102,10 +105,12 @@ def per_request(binary, request):
     return (b - a) / (N2 - N1)
 
 
-def table(binary, rows, title, only, baseline=None):
-    print(f"| {title} | instructions per request |" + (" added |" if baseline else ""))
-    print("|---|---:|" + ("---:|" if baseline else ""))
+def table(binary, rows, title, only, baseline=None, targets=None):
+    """Prints the table; returns the rows whose addition is above its target (with targets)."""
+    print(f"| {title} | instructions per request |" + (" added |" if baseline else "") + (" target |" if targets else ""))
+    print("|---|---:|" + ("---:|" if baseline else "") + ("---:|" if targets else ""))
     base = None
+    over = []
     for name, what, request in rows:
         if only and name not in only:
             continue
@@ -114,18 +119,35 @@ def table(binary, rows, title, only, baseline=None):
             base = figure
         added = f" {figure - base:+,.0f} |" if baseline and base is not None and name != baseline else (
             " |" if baseline else "")
-        print(f"| {what} | {figure:,.0f} |{added}")
+        target = ""
+        if targets:
+            bound = targets.get(name)
+            above = bound is not None and base is not None and figure - base > bound
+            target = f" <= +{bound}{' (above)' if above else ''} |" if bound is not None else " |"
+            if above:
+                over.append(name)
+        print(f"| {what} | {figure:,.0f} |{added}{target}")
         sys.stdout.flush()
     print()
+    return over
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", help="a built middleware_app (default: build one in build/bench-counts)")
     ap.add_argument("--only", help="comma-separated scenario names (hello,json,param,post,private,rid,cors,sec,limit,timer)")
+    ap.add_argument("--check", action="store_true",
+                    help="the built-ins' table only, beside each target (TARGETS); exit 1 when one adds more")
     args = ap.parse_args()
     binary = args.binary or counts.build("middleware_app")
     only = set(args.only.split(",")) if args.only else None
+    if args.check:
+        if only:
+            only.add("hello")  # the baseline every addition is measured from
+        over = table(binary, BUILTINS, "built-in alone on hello", only, baseline="hello", targets=TARGETS)
+        if over:
+            print("above target: " + ", ".join(over))
+        return 1 if over else 0
     table(binary, SCENARIOS, "scenario (68 B head, keep-alive)", only)
     table(binary, BUILTINS, "built-in alone on hello", only, baseline="hello")
     return 0

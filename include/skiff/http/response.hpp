@@ -11,7 +11,16 @@
 // leaves before the handler chain (its middleware included, server/middleware.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too.
+// still grow until its first bytes go out, which is after the chain returns too. Where the
+// head ends is noted when it is written, so a late field needs no scan for it.
+//
+// The built-in middleware's fields (response_access::add_fixed_fields, add_checked_field) are
+// not written into the output buffer before the head but kept aside: a block composed at
+// start-up by reference, the per-request ones (an id, an origin) in a small room of the
+// response. The head takes them after its own fields, in the order they were added, so a 200
+// with them stays on the pre-composed head (ok_heads) instead of the general writer, which
+// would first move them behind it. Once header() has written a field into the buffer, those
+// that follow go there too, so the order added is the order sent.
 //
 // An answer whose head is written later (a deferred one, or a route that streams its request
 // body and answers at its end) leaves the chain with fields written and no head: those bytes
@@ -31,6 +40,7 @@
 #ifndef SKIFF_HTTP_RESPONSE_HPP
 #define SKIFF_HTTP_RESPONSE_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
@@ -153,6 +163,28 @@ inline char* put(char* p, std::string_view s) noexcept {
     return p + n;
 }
 
+// memmove(to, from, n) for to > from, inline for the short bodies a late field moves (a
+// greeting, a small JSON answer): every load before any store, so the overlap is safe.
+SKIFF_ALWAYS_INLINE void move_up(char* to, const char* from, std::size_t n) noexcept {
+    if (n > 32) {
+        std::memmove(to, from, n);
+    } else if (n > 16) {
+        char a[16], b[16];
+        std::memcpy(a, from, 16);
+        std::memcpy(b, from + n - 16, 16);
+        std::memcpy(to, a, 16);
+        std::memcpy(to + n - 16, b, 16);
+    } else if (n >= 8) {
+        char a[8], b[8];
+        std::memcpy(a, from, 8);
+        std::memcpy(b, from + n - 8, 8);
+        std::memcpy(to, a, 8);
+        std::memcpy(to + n - 8, b, 8);
+    } else {
+        for (std::size_t i = n; i-- > 0;) to[i] = from[i];
+    }
+}
+
 // The decimal digits of v written at p, in place (their count first): no staging copy.
 inline char* put_decimal(char* p, std::uint64_t v) noexcept {
     // Most bodies are under 10,000 bytes: their digit count takes compares, not divisions.
@@ -169,6 +201,24 @@ struct held_fields {
     bool has_type = false;
     bool has_date = false;
 };
+
+// Header lines known at start-up ("name: value\r\n" each, checked once), added to an answer by
+// reference (response_access::add_fixed_fields): a request pays one copy of them, into its head.
+struct field_block {
+    std::string lines;
+};
+
+// Whether a response keeps fields aside for its head (the file comment), and whether the
+// head written noted where it ends (head_end_). none: neither, the plain answer.
+enum class head_aside : std::uint8_t {
+    none,   // the plain answer: a late field finds the head's end by a scan
+    kept,   // fields kept aside (maybe none, expect_late_fields); the writer notes head_end_
+    noted,  // head_end_ found by a late field's scan
+};
+
+// The room a response keeps for the per-request fields the built-ins add before its head; a
+// field that does not fit is written as header() writes it (the general head writer then).
+inline constexpr std::size_t extra_field_room = 256;
 
 // The content types of text(), json() and html(), and none (end()): each has a pre-composed
 // 200 head (ok_heads).
@@ -313,24 +363,47 @@ private:
     }
 
     // A field after the head was written (by middleware after the handler): inserted before
-    // the blank line that ends the head. Fields skiff frames itself are not changed late. The
-    // head's end is found here, by a scan of this response's bytes, rather than noted when the
-    // head is written: the send path then stores nothing more (measured: noting it cost the
-    // contract app 9 instructions a request).
+    // the blank line that ends the head. Fields skiff frames itself are not changed late.
     response& late_header(std::string_view name, std::string_view value) {
         if (deferred_ != nullptr || is_framing_field(name)) return *this;
+        if (char* p = late_room(field_size(name, value))) put_field(p, name, value);
+        return *this;
+    }
+
+    // Opens `size` bytes before the blank line that ends the head written, moving the body
+    // behind them; returns where they are. The head's end is as the writer noted it for an
+    // answer with fields kept aside (the built-ins': no scan); for any other, found by a scan
+    // of this response's bytes, so the plain 200 stores nothing more (measured: noting it
+    // cost the contract app 9 instructions a request). Null when no head of ours is there.
+    SKIFF_ALWAYS_INLINE char* late_room(std::size_t size) {
+        if (SKIFF_UNLIKELY(aside_ == detail::head_aside::none) && !find_head_end()) return nullptr;
+        std::size_t tail = out_->size() - head_end_;
+        out_->reserve_more(size);
+        char* p = out_->data() + head_end_;
+        detail::move_up(p + size, p, tail);
+        out_->commit(size);
+        head_end_ += size;
+        return p;
+    }
+
+    // The scan late_room() makes for a head whose end was not noted; false when no head of
+    // ours is in the buffer.
+    SKIFF_NOINLINE bool find_head_end() noexcept {
         std::string_view written(out_->data() + start_, out_->size() - start_);
         std::size_t blank = written.find("\r\n\r\n");
-        if (blank == std::string_view::npos) return *this;  // no head of ours in the buffer
-        std::size_t head_end = start_ + blank + detail::head_text::crlf.size();
-        std::size_t size = field_size(name, value);
-        std::size_t tail = out_->size() - head_end;
-        out_->reserve_more(size);
-        char* p = out_->data() + head_end;
-        std::memmove(p + size, p, tail);
-        put_field(p, name, value);
-        out_->commit(size);
-        return *this;
+        if (blank == std::string_view::npos) return false;
+        head_end_ = start_ + blank + detail::head_text::crlf.size();
+        aside_ = detail::head_aside::noted;
+        extras_ = 0;
+        return true;
+    }
+
+    // The fields kept aside for the head (the file comment), in the order added: the
+    // start-up block first when it came first, then the room's. Only while aside_ is not none.
+    SKIFF_ALWAYS_INLINE char* put_extras(char* p) const noexcept {
+        if (fixed_ != nullptr) p = detail::put(p, fixed_->lines);         // short ones (Vary): inline moves
+        if (extra_size_ != 0) p = detail::put(p, {extra_, extra_size_});  // no call under 33 bytes
+        return p;
     }
 
     static std::size_t field_size(std::string_view name, std::string_view value) noexcept {
@@ -344,6 +417,18 @@ private:
         p = detail::put(p, text::field_separator);
         p = detail::put(p, value);
         detail::put(p, text::crlf);
+    }
+
+    // put_field() inlined into its caller, so that a constant name is copied as a constant
+    // (the built-ins' fields: measured, request_id() 42 -> 10 instructions for its line).
+#if defined(__GNUC__)
+    [[gnu::always_inline]]
+#endif // __GNUC__
+    static void put_line(char* p, std::string_view name, std::string_view value) noexcept {
+        p = detail::put(p, name);
+        std::memcpy(p, ": ", 2);
+        p = detail::put(p + 2, value);
+        std::memcpy(p, "\r\n", 2);
     }
 
     static bool is_framing_field(std::string_view name) noexcept {
@@ -382,7 +467,7 @@ private:
     // takes its head pre-composed; any other goes through write_head().
     void send_known(std::string_view body, detail::known_type t) {
         bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
-        if (plain) return send_ok(body, t);
+        if (plain) return aside_ == detail::head_aside::none ? send_ok(body, t) : send_ok_aside(body, t);
         send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
     }
 
@@ -399,6 +484,25 @@ private:
         char* p = detail::put_decimal(start + heads_.size(t), body.size());
         std::memcpy(p, end_of_head.data(), end_of_head.size());
         p = detail::put(p + end_of_head.size(), body.substr(0, copied));
+        out_->commit(static_cast<std::size_t>(p - start));
+    }
+
+    // send_ok() with the fields kept aside between the length and the blank line, and the
+    // head's end noted: [block][digits]["\r\n"][extras]["\r\n"][body].
+    void send_ok_aside(std::string_view body, detail::known_type t) {
+        namespace text = detail::head_text;
+        sent_ = true;
+        heads_.refresh(*date_);
+        std::size_t copied = omit_body_ ? 0 : body.size();
+        char* start = out_->prepare(detail::ok_heads::room + text::max_decimal_digits + 2 * text::crlf.size() +
+                                    extras_ + copied);
+        std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
+        char* p = detail::put_decimal(start + heads_.size(t), body.size());
+        std::memcpy(p, text::crlf.data(), text::crlf.size());
+        p = put_extras(p + text::crlf.size());
+        head_end_ = start_ + static_cast<std::size_t>(p - start);
+        std::memcpy(p, text::crlf.data(), text::crlf.size());
+        p = detail::put(p + text::crlf.size(), body.substr(0, copied));
         out_->commit(static_cast<std::size_t>(p - start));
     }
 
@@ -433,7 +537,8 @@ private:
                              (type.empty() ? 0 : text::content_type.size() + type.size() + text::crlf.size()) +
                              (with_length ? text::content_length.size() + cl.size() + text::crlf.size() : 0) +
                              (chunked ? text::chunked.size() : 0) + (close_ ? text::close.size() : 0) +
-                             (keeps_http10_alive() ? text::keep_alive.size() : 0);
+                             (keeps_http10_alive() ? text::keep_alive.size() : 0) +
+                             (aside_ == detail::head_aside::none ? 0 : extras_);
         std::size_t fields = out_->size() - start_;  // written by header(), to follow the prefix
         out_->reserve_more(prefix + text::crlf.size() + reserve);
         char* p = out_->data() + start_;
@@ -448,6 +553,10 @@ private:
         if (chunked) p = detail::put(p, text::chunked);
         if (close_) p = detail::put(p, text::close);
         if (keeps_http10_alive()) p = detail::put(p, text::keep_alive);
+        if (aside_ != detail::head_aside::none) {
+            p = put_extras(p);
+            head_end_ = static_cast<std::size_t>(p + fields - out_->data());
+        }
         p = detail::put(p + fields, text::crlf);
         out_->commit(prefix + text::crlf.size());
         return p;
@@ -470,6 +579,13 @@ private:
     const detail::date_cache* date_ = nullptr;
     detail::ok_heads heads_;  // kept across requests: start() leaves it alone
     std::size_t start_ = 0;  // where this response begins in *out_
+    // Fields kept aside for the head, and where it ends; all but aside_ valid only while
+    // aside_ is not none (start() resets aside_ alone: one store a request).
+    std::size_t head_end_ = 0;  // with aside_ noted: where the head's blank line begins in *out_
+    std::size_t extras_ = 0;    // bytes kept aside (fixed_'s and extra_'s)
+    const detail::field_block* fixed_ = nullptr;  // the start-up block added first, or none
+    std::size_t extra_size_ = 0;                  // bytes of extra_ in use
+    char extra_[detail::extra_field_room];        // per-request fields for the head
     detail::hub_anchor* anchor_ = nullptr;       // the loop's, lent once (response_access::lend)
     detail::deferred_state* deferred_ = nullptr;  // set by defer(): its middleware hooks (on_settled)
     detail::handed* taker_ = nullptr;  // set by defer(): what the connection is handed to; the loop takes it
@@ -481,6 +597,7 @@ private:
     bool sent_ = false;
     bool has_type_ = false;
     bool has_date_ = false;
+    detail::head_aside aside_ = detail::head_aside::none;
 };
 
 namespace detail {
@@ -499,6 +616,7 @@ struct response_access {
         r.close_ = close;
         r.sent_ = r.has_type_ = r.has_date_ = false;
         r.deferred_ = nullptr;
+        r.aside_ = head_aside::none;  // the rest of the aside state is set when it begins
     }
     static void discard(response& r) noexcept {
         r.out_->resize(r.start_);
@@ -535,24 +653,103 @@ struct response_access {
         return response::valid_field(name, value) && !response::is_framing_field(name) &&
                !iequals_lower(name, "content-type");
     }
-    // name and value must pass checkable_field().
-    static void add_checked_field(response& r, std::string_view name, std::string_view value) {
-        if (r.sent_) {
-            r.late_header(name, value);
+    // name and value must pass checkable_field(). Kept aside for the head (the file comment)
+    // while the room holds it and header() has written nothing; else written as header() would.
+    // After the head (the timer's field), inserted where the writer noted the head's end.
+    // Inline, so that a constant name is copied as a constant.
+    SKIFF_ALWAYS_INLINE static void add_checked_field(response& r, std::string_view name, std::string_view value) {
+        std::size_t size = response::field_size(name, value);
+        if (char* p = r.sent_ ? noted_late_room(r, size) : aside_room(r, size)) return response::put_line(p, name, value);
+        add_field_elsewhere(r, name, value);
+    }
+    // Lines composed and checked at start-up (each as add_checked_field() requires), added by
+    // reference when they are the first extra; copied otherwise. `block` outlives the chain.
+    static void add_fixed_fields(response& r, const field_block& block) {
+        std::size_t size = block.lines.size();
+        if (size == 0) return;
+        if (r.aside_ == head_aside::none && !r.sent_ && r.out_->size() == r.start_) {
+            r.aside_ = head_aside::kept;  // the first kept aside: begin_extras() in one go
+            r.fixed_ = &block;
+            r.extra_size_ = 0;
+            r.extras_ = size;
             return;
         }
+        add_block_elsewhere(r, block);
+    }
+    // `size` bytes opened before the end of a head written with its end noted; else null.
+    SKIFF_ALWAYS_INLINE static char* noted_late_room(response& r, std::size_t size) {
+        if (r.aside_ == head_aside::none || r.deferred_ != nullptr) return nullptr;
+        return r.late_room(size);
+    }
+    // `size` bytes of the room, taken, when a field may be kept aside and fits; else null.
+    SKIFF_ALWAYS_INLINE static char* aside_room(response& r, std::size_t size) noexcept {
+        if (r.sent_ || r.out_->size() != r.start_) return nullptr;
+        begin_extras(r);
+        if (r.extra_size_ + size > extra_field_room) return nullptr;
+        char* p = r.extra_ + r.extra_size_;
+        r.extra_size_ += size;
+        r.extras_ += size;
+        return p;
+    }
+    // A field that is not kept aside: inserted late, or written as header() writes it.
+    SKIFF_NOINLINE static void add_field_elsewhere(response& r, std::string_view name, std::string_view value) {
         std::size_t size = response::field_size(name, value);
+        if (r.sent_) {
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) response::put_field(p, name, value);
+            return;
+        }
         response::put_field(r.out_->prepare(size), name, value);
         r.out_->commit(size);
     }
+    SKIFF_NOINLINE static void add_block_elsewhere(response& r, const field_block& block) {
+        std::size_t size = block.lines.size();
+        // Kept aside but none yet (expect_late_fields()): aside_ is not none here, since
+        // add_fixed_fields() took that case.
+        if (!r.sent_ && r.out_->size() == r.start_ && r.extras_ == 0) {
+            r.fixed_ = &block;
+            r.extras_ = size;
+            return;
+        }
+        if (char* p = aside_room(r, size)) {
+            std::memcpy(p, block.lines.data(), size);
+            return;
+        }
+        if (r.sent_) {
+            char* p = r.deferred_ == nullptr ? r.late_room(size) : nullptr;
+            if (p != nullptr) std::memcpy(p, block.lines.data(), size);
+            return;
+        }
+        r.out_->append(block.lines.data(), size);
+    }
+    // A field to be kept aside, or one to come after the head (expect_late_fields): the
+    // aside state starts afresh if this is the first (start() left it as it was).
+    static void begin_extras(response& r) noexcept {
+        if (r.aside_ != head_aside::none) return;
+        r.aside_ = head_aside::kept;
+        r.extras_ = 0;
+        r.fixed_ = nullptr;
+        r.extra_size_ = 0;
+    }
+    // Middleware that adds fields after next() (the response timer) says so before it: the
+    // head's writer then notes where the head ends, and the late field needs no scan for it.
+    static void expect_late_fields(response& r) noexcept {
+        if (!r.sent_) begin_extras(r);
+    }
     // The fields written for a head not written yet, taken out of the output buffer (which
-    // goes on from where this response began) and kept by the caller until the head is.
+    // goes on from where this response began), after those kept aside, and kept by the
+    // caller until the head is.
     static held_fields hold_fields(response& r) {
         held_fields h;
-        h.bytes.assign(r.out_->data() + r.start_, r.out_->size() - r.start_);
+        if (r.aside_ != head_aside::none) {
+            h.bytes.resize(r.extras_);
+            r.put_extras(h.bytes.data());
+        }
+        h.bytes.append(r.out_->data() + r.start_, r.out_->size() - r.start_);
         h.has_type = r.has_type_;
         h.has_date = r.has_date_;
         r.out_->resize(r.start_);
+        r.aside_ = head_aside::none;
         return h;
     }
     // Puts held fields back into a response just started (start()), before any other: the

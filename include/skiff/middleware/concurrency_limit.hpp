@@ -97,6 +97,26 @@ private:
     slot_state state_ = slot_state::held;
 };
 
+// The built-in's state: the count, which a deferred answer's completion holds too.
+template <class Policy>
+class limit_state {
+public:
+    explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
+    template <class Next>
+    void serve(request&, response& res, const Next& go) const {
+        if (count_->enter() == admission::refused) {
+            res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+            return;
+        }
+        in_flight_slot<Policy> slot(count_);
+        go();
+        slot.follow(res);
+    }
+
+private:
+    std::shared_ptr<in_flight_count<Policy>> count_;
+};
+
 // What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().
 class concurrency_limit_maker {
 public:
@@ -105,16 +125,7 @@ public:
     template <class Policy>
     middleware for_policy() const {
         static_assert(is_policy<Policy>, "skiff::concurrency_limit: the server's policy");
-        auto count = std::make_shared<in_flight_count<Policy>>(limit_);
-        return [count](request&, response& res, const next& go) {
-            if (count->enter() == admission::refused) {
-                res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
-                return;
-            }
-            in_flight_slot<Policy> slot(count);
-            go();
-            slot.follow(res);
-        };
+        return make_builtin(std::make_shared<const limit_state<Policy>>(limit_));
     }
 
 private:

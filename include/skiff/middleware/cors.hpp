@@ -30,6 +30,8 @@
 #ifndef SKIFF_MIDDLEWARE_CORS_HPP
 #define SKIFF_MIDDLEWARE_CORS_HPP
 
+#include "skiff/config.hpp"
+#include "skiff/detail/bytes.hpp"
 #include "skiff/http/method.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
@@ -62,17 +64,22 @@ class cors_policy {
 public:
     explicit cors_policy(cors_options o)
         : opt_(checked(std::move(o))), any_(opt_.origins.size() == 1 && opt_.origins[0] == "*"),
-          max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {}
+          max_age_(opt_.max_age ? std::to_string(*opt_.max_age) : std::string()) {
+        if (!any_ || opt_.credentials == cors_credentials::allowed) vary_.lines = "Vary: Origin\r\n";
+        if (opt_.credentials == cors_credentials::allowed) credentials_.lines = "Access-Control-Allow-Credentials: true\r\n";
+        if (!opt_.expose_headers.empty())
+            exposed_.lines = "Access-Control-Expose-Headers: " + opt_.expose_headers + "\r\n";
+    }
 
-    void serve(request& req, response& res, const next& go) const {
-        bool echoes_origin = !any_ || opt_.credentials == cors_credentials::allowed;
-        if (echoes_origin) add(res, "Vary", "Origin");  // the answer differs per origin
-        std::string_view allowed = allow_origin(req.header("origin"));
+    template <class Next>
+    void serve(request& req, response& res, const Next& go) const {
+        response_access::add_fixed_fields(res, vary_);  // the answer differs per origin (or empty)
+        std::string_view allowed = allow_origin(token_field(req, "origin"));
         if (allowed.empty()) return go();
         if (req.verb() == method::options && req.has_header("access-control-request-method"))
             return answer_preflight(req, res, allowed);
         mark(res, allowed);
-        if (!opt_.expose_headers.empty()) add(res, "Access-Control-Expose-Headers", opt_.expose_headers);
+        response_access::add_fixed_fields(res, exposed_);
         go();
     }
 
@@ -100,13 +107,13 @@ private:
         if (origin.empty()) return {};
         if (any_) return opt_.credentials == cors_credentials::allowed ? origin : std::string_view("*");
         for (const std::string& o : opt_.origins)
-            if (o == origin) return origin;
+            if (o.size() == origin.size() && same_bytes(o.data(), origin.data(), o.size())) return origin;
         return {};
     }
 
-    void mark(response& res, std::string_view allowed) const {
-        add(res, "Access-Control-Allow-Origin", allowed);
-        if (opt_.credentials == cors_credentials::allowed) add(res, "Access-Control-Allow-Credentials", "true");
+    SKIFF_ALWAYS_INLINE void mark(response& res, std::string_view allowed) const {
+        response_access::add_checked_field(res, "Access-Control-Allow-Origin", allowed);  // inline: every answer
+        response_access::add_fixed_fields(res, credentials_);
     }
 
     void answer_preflight(const request& req, response& res, std::string_view allowed) const {
@@ -139,14 +146,16 @@ private:
 
     cors_options opt_;
     bool any_;
-    std::string max_age_;  // the decimal seconds, composed once
+    std::string max_age_;      // the decimal seconds, composed once
+    field_block vary_;         // "Vary: Origin" where the answer depends on the origin; else empty
+    field_block credentials_;  // Allow-Credentials: true, when allowed; else empty
+    field_block exposed_;      // Access-Control-Expose-Headers, when set; else empty
 };
 
 } // namespace detail
 
 inline middleware cors(cors_options o) {
-    auto policy = std::make_shared<const detail::cors_policy>(std::move(o));
-    return [policy](request& req, response& res, const next& go) { policy->serve(req, res, go); };
+    return detail::make_builtin(std::make_shared<const detail::cors_policy>(std::move(o)));
 }
 
 } // namespace skiff
