@@ -18,7 +18,7 @@ using skiff::next;
 using skiff::request;
 using reply = skiff_test::response;
 
-std::string get(const std::string& path, const std::string& fields = "") {
+std::string request_of(const std::string& path, const std::string& fields = "") {
     return "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n";
 }
 
@@ -54,7 +54,7 @@ TEST_CASE_TEMPLATE("built-in fields on a 200: after the pre-composed head, in th
                    SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(head_app<Policy>);
     client c(srv.port());
-    c.send(get("/plain", "X-Request-Id: abc-1\r\nOrigin: https://app.example\r\n"));
+    c.send(request_of("/plain", "X-Request-Id: abc-1\r\nOrigin: https://app.example\r\n"));
     const std::string expected = "HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
                                  "X-Request-Id: abc-1\r\n" +
                                  security_lines + "Vary: Origin\r\nAccess-Control-Allow-Origin: https://app.example\r\n\r\nhi";
@@ -65,7 +65,7 @@ TEST_CASE_TEMPLATE("built-in fields on a 200: after the pre-composed head, in th
 TEST_CASE_TEMPLATE("built-in fields with a handler's own: each once, the built-ins' first", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(head_app<Policy>);
     client c(srv.port());
-    c.send(get("/own", "X-Request-Id: abc-2\r\n"));
+    c.send(request_of("/own", "X-Request-Id: abc-2\r\n"));
     const std::string expected = "HTTP/1.1 200 OK\r\nDate: <date>\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n"
                                  "X-Request-Id: abc-2\r\n" +
                                  security_lines + "Vary: Origin\r\nX-Own: 1\r\n\r\nhi";
@@ -81,13 +81,13 @@ TEST_CASE("built-in fields on other answers: a status, a type, no content, HEAD,
         std::string length;
     };
     const std::vector<row> rows = {
-        {get("/created"), 201, "2"},
-        {get("/typed"), 200, "4"},
-        {get("/none"), 204, ""},
-        {get("/missing"), 404, "10"},
+        {request_of("/created"), 201, "2"},
+        {request_of("/typed"), 200, "4"},
+        {request_of("/none"), 204, ""},
+        {request_of("/missing"), 404, "10"},
         {"HEAD /plain HTTP/1.1\r\nHost: x\r\n\r\n", 200, "2"},
         {"GET /plain HTTP/1.0\r\nHost: x\r\n\r\n", 200, "2"},
-        {get("/plain", "Connection: close\r\n"), 200, "2"},
+        {request_of("/plain", "Connection: close\r\n"), 200, "2"},
     };
     for (const row& r : rows) {
         CAPTURE(r.request);
@@ -114,7 +114,7 @@ TEST_CASE("fields beyond the response's room are sent whole, once, in order") {
         app.get("/", [](request&, skiff::response& res) { res.text("ok"); });
     });
     const std::string id(200, 'i');
-    reply r = one_response(srv.port(), get("/", "X-Request-Id: " + id + "\r\nOrigin: " + origin + "\r\n"));
+    reply r = one_response(srv.port(), request_of("/", "X-Request-Id: " + id + "\r\nOrigin: " + origin + "\r\n"));
     CHECK(r.body == "ok");
     CHECK(r.header("X-Request-Id") == id);
     CHECK(r.header("Access-Control-Allow-Origin") == origin);
@@ -142,7 +142,7 @@ TEST_CASE_TEMPLATE("late fields: the timer's and a middleware's own, pipelined, 
         app.get("/own", [](request&, skiff::response& res) { res.header("X-Own", "1").text(std::string(20, 'o')); });
     });
     client c(srv.port());
-    c.send(get("/short") + get("/long") + get("/own") + get("/short"));
+    c.send(request_of("/short") + request_of("/long") + request_of("/own") + request_of("/short"));
     auto rs = read_responses(c, 4);
     REQUIRE(rs.size() == 4);
     const std::vector<std::string> bodies = {"s", std::string(100, 'L'), std::string(20, 'o'), "s"};
@@ -168,7 +168,7 @@ TEST_CASE("a late header on a plain answer, no built-in: found by its scan, body
         app.get("/", [](request&, skiff::response& res) { res.text(std::string(40, 'b')); });
     });
     client c(srv.port());
-    c.send(get("/") + get("/"));
+    c.send(request_of("/") + request_of("/"));
     auto rs = read_responses(c, 2);
     REQUIRE(rs.size() == 2);
     for (const reply& r : rs) {
@@ -196,14 +196,14 @@ TEST_CASE_TEMPLATE("chains: a built-in last, between other middleware, and calle
         for (const char* path : {"/mid", "/two", "/fn"})
             app.get(path, [](request& req, skiff::response& res) { res.text(skiff::current_request_id(req)); });
     });
-    reply mid = one_response(srv.port(), get("/mid", "X-Request-Id: m-1\r\n"));
+    reply mid = one_response(srv.port(), request_of("/mid", "X-Request-Id: m-1\r\n"));
     CHECK(mid.body == "m-1");
     CHECK(mid.header("X-Saw-Id") == "yes");
     CHECK(mid.head.find("X-First: 1\r\nX-Request-Id: m-1\r\nX-Saw-Id: yes\r\n") != std::string::npos);
-    reply two = one_response(srv.port(), get("/two", "X-Request-Id: t-1\r\n"));
+    reply two = one_response(srv.port(), request_of("/two", "X-Request-Id: t-1\r\n"));
     CHECK(two.body == "t-1");
     CHECK(two.head.find(security_lines + "X-Request-Id: t-1\r\n") != std::string::npos);
-    reply fn = one_response(srv.port(), get("/fn"));
+    reply fn = one_response(srv.port(), request_of("/fn"));
     CHECK(fn.body.empty());
     CHECK(lines_named(fn.head, "X-Frame-Options") == 1);
 }

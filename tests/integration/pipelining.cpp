@@ -12,7 +12,7 @@ using namespace skiff_test;
 namespace {
 
 template <class Policy>
-void echo_routes(skiff::basic_server<Policy>& app) {
+void pipelined_echo_routes(skiff::basic_server<Policy>& app) {
     app.get("/n/:n", [](skiff::request& req, skiff::response& res) { res.text(req.param("n")); });
     app.post("/echo", [](skiff::request& req, skiff::response& res) { res.text(req.body()); });
 }
@@ -46,7 +46,7 @@ std::string mixed_batch() {
 
 TEST_CASE_TEMPLATE("a 16-deep pipeline of GET, Content-Length and chunked POST gets 16 ordered answers in one write",
                    Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(echo_routes<Policy>);
+    running_server<Policy> srv(pipelined_echo_routes<Policy>);
     client c(srv.port());
     c.send("GET /n/warm-up HTTP/1.1\r\nHost: x\r\n\r\n");  // accepted and idle before counting
     REQUIRE(read_responses(c, 1).size() == 1);
@@ -67,7 +67,7 @@ TEST_CASE_TEMPLATE("a 16-deep pipeline of GET, Content-Length and chunked POST g
 }
 
 TEST_CASE_TEMPLATE("requests split across reads are answered in order", Policy, SKIFF_TEST_POLICIES) {
-    running_server<Policy> srv(echo_routes<Policy>);
+    running_server<Policy> srv(pipelined_echo_routes<Policy>);
     client c(srv.port());
     std::string batch = mixed_batch();
     for (std::size_t at = 0; at < batch.size(); at += 7) {  // 7-byte pieces, each its own segment

@@ -11,7 +11,7 @@ using namespace skiff_test;
 
 namespace {
 
-skiff::options two_workers() {
+skiff::options two_worker_options() {
     skiff::options opt;
     opt.workers = 2;
     return opt;
@@ -38,7 +38,7 @@ bool connect_refused(std::uint16_t port) {
 
 TEST_CASE_TEMPLATE("start() serves in the background, and stop() stops and joins", Policy, SKIFF_TEST_POLICIES) {
     std::atomic<int> served{0};
-    skiff::basic_server<Policy> app(two_workers());
+    skiff::basic_server<Policy> app(two_worker_options());
     count_routes(app, served);
     REQUIRE(!app.listen(0));
     REQUIRE(!app.start());  // returns while the server serves
@@ -63,7 +63,7 @@ TEST_CASE_TEMPLATE("the destructor of a started server stops it and joins", Poli
     std::atomic<int> served{0};
     std::uint16_t port = 0;
     {
-        skiff::basic_server<Policy> app(two_workers());
+        skiff::basic_server<Policy> app(two_worker_options());
         count_routes(app, served);
         REQUIRE(!app.listen(0));
         port = app.port();
@@ -85,7 +85,7 @@ TEST_CASE("start() before any listener is an error") {
 
 TEST_CASE_TEMPLATE("stop() from a handler of a started server returns, and the destructor joins", Policy,
                    SKIFF_TEST_POLICIES) {
-    auto app = std::make_unique<skiff::basic_server<Policy>>(two_workers());
+    auto app = std::make_unique<skiff::basic_server<Policy>>(two_worker_options());
     skiff::basic_server<Policy>* self = app.get();
     app->get("/quit", [self](skiff::request&, skiff::response& res) {
         self->stop();  // on a serving thread: cannot wait for itself

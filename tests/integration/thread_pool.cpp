@@ -43,7 +43,7 @@ private:
     bool open_ = false;
 };
 
-std::string get(const std::string& path) { return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"; }
+std::string get_request(const std::string& path) { return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"; }
 
 } // namespace
 
@@ -63,10 +63,10 @@ TEST_CASE_TEMPLATE("blocking pool: work answers through the deferred it is given
         });
     });
     client waiting(srv.port());
-    waiting.send(get("/held"));
+    waiting.send(get_request("/held"));
     REQUIRE(held.wait_for_waiters(1));
     client other(srv.port());
-    other.send(get("/"));  // the loop is not blocked by the pool's work
+    other.send(get_request("/"));  // the loop is not blocked by the pool's work
     auto hello = read_responses(other, 1);
     REQUIRE(hello.size() == 1);
     CHECK(hello[0].body == "hello");
@@ -93,12 +93,12 @@ TEST_CASE_TEMPLATE("blocking pool: past max_queued, run() answers 503 with Retry
         });
     });
     client first(srv.port()), second(srv.port()), third(srv.port());
-    first.send(get("/work"));
+    first.send(get_request("/work"));
     REQUIRE(held.wait_for_waiters(1));  // the thread is busy
-    second.send(get("/work"));
+    second.send(get_request("/work"));
     for (int i = 0; i < 500 && pool.queued() < 1; ++i) std::this_thread::sleep_for(1ms);
     REQUIRE(pool.queued() == 1);  // the queue is full
-    third.send(get("/work"));
+    third.send(get_request("/work"));
     auto shed = read_responses(third, 1);
     REQUIRE(shed.size() == 1);
     CHECK(shed[0].status == 503);
@@ -123,13 +123,13 @@ TEST_CASE("blocking pool: on_full renders the refusal; work that throws answers 
         });
     });
     client c(srv.port());
-    c.send(get("/busy"));
+    c.send(get_request("/busy"));
     auto rs = read_responses(c, 1);
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].status == 503);
     CHECK(rs[0].header("Content-Type") == "application/json");
     CHECK(rs[0].body == R"({"error":"busy"})");
-    c.send(get("/throw"));
+    c.send(get_request("/throw"));
     rs = read_responses(c, 1);
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].status == 500);
