@@ -3551,77 +3551,25 @@ struct request_access {
 
 #endif // SKIFF_HTTP_REQUEST_HPP
 // end skiff/http/request.hpp
-// begin skiff/http/response.hpp
-// The response a handler writes. It serialises straight into the loop's output buffer, after
-// the responses to earlier requests of the same read, so a batch leaves in one write.
+// begin skiff/http/response_head.hpp
+// The parts a response's head is made of, below the response itself (response.hpp): the fixed
+// text of a head, the number formatting and copies it is written with, the fields held or
+// kept aside for a head written later, and the pre-composed 200 heads (ok_heads), refreshed
+// once a second.
 //
-// Headers set with header() are written at once (so temporaries are safe to pass); the status
-// line, Date, Content-Type, Content-Length and Connection are put in front of them when the
-// body is given, since only then are they known. A response is sent once: the first of
-// text(), json(), html(), body(), end() or stream() wins and later calls are ignored. A handler
-// that sends nothing gets its status with an empty body.
-//
-// When the head is written: at the send call above, into the output buffer; but nothing
-// leaves before the handler chain (its middleware included, server/middleware.hpp) has
-// returned, so a header() after the send is inserted into that head (a move of the body bytes
-// behind it: only a response that adds a field late pays the copy). For a stream the head can
-// still grow until its first bytes go out, which is after the chain returns too. Where the
-// head ends is noted when it is written, so a late field needs no scan for it.
-//
-// The built-in middleware's fields (response_access::add_fixed_fields, add_checked_field) are
-// not written into the output buffer before the head but kept aside: a block composed at
-// start-up by reference, the per-request ones (an id, an origin) in a small room of the
-// response. The head takes them after its own fields, in the order they were added, so a 200
-// with them stays on the pre-composed head (ok_heads) instead of the general writer, which
-// would first move them behind it. Once header() has written a field into the buffer, those
-// that follow go there too, so the order added is the order sent.
-//
-// An answer whose head is written later (a deferred one, or a route that streams its request
-// body and answers at its end) leaves the chain with fields written and no head: those bytes
-// must not stay in the output buffer, where the next bytes of the batch would follow them to
-// the client ahead of any status line. They are taken out whole (response_access::hold_fields)
-// into the answer's own state, with what they told the head (a Content-Type, a Date), and put
-// back (restore_fields) in front of the fields the answer adds when its head is written. (A
-// Connection: close among them is not a field but a flag, not held: the session reads it when
-// the chain returns, and a deferred answer's connection closes after it all the same.) A field added to a deferred answer after defer() returned is dropped: its head is
-// the handle's to write (deferred::header).
-//
-// skiff frames every body itself: Content-Length (none on 1xx, 204 and 304), or, for a stream
-// of unknown length, chunked (HTTP/1.1) or the end of the connection (HTTP/1.0). A
-// Content-Length or Transfer-Encoding set with header() is dropped; "Connection: close" is
-// honoured (the connection closes after this response); a field with an invalid name or a
-// value holding CR, LF or NUL is dropped, so a handler cannot split the response.
-#ifndef SKIFF_HTTP_RESPONSE_HPP
-#define SKIFF_HTTP_RESPONSE_HPP
+// It does not decide what a head says (response.hpp does) nor when it is written. Invariant:
+// each block of ok_heads is the exact head text for its type and the current Date line.
+#ifndef SKIFF_HTTP_RESPONSE_HEAD_HPP
+#define SKIFF_HTTP_RESPONSE_HEAD_HPP
 
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint64_t
-#include <cstring>      // std::memcpy, std::memmove
-#include <functional>   // std::function for streamed bodies
-#include <memory>       // std::unique_ptr for a file body
-#include <optional>     // std::optional: a stream's length, when it is known
-#include <string>       // held_fields: a later head's fields, kept until it is written
+#include <cstdint>      // std::uint64_t, std::uint8_t
+#include <cstring>      // std::memcpy
+#include <string>       // held_fields, field_block
 #include <string_view>  // std::string_view
-#include <utility>      // std::move
 
-namespace skiff {
-
-// Produces a streamed body piece by piece: writes up to `capacity` bytes at `buf` and returns
-// how many; 0 means the body is complete. Called on the loop's thread whenever the client has
-// read what was sent before, so a slow reader holds only about one piece in server memory.
-using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
-
-class deferred;  // async/deferred.hpp
-
-namespace detail {
-struct response_access;
-struct pending_body;    // server/handover.hpp
-struct hub_anchor;      // server/loop_hub.hpp
-struct deferred_state;
-class handed;           // server/handed.hpp
-class file_send;        // files/file_send.hpp
-class stream_send;      // server/stream_send.hpp
+namespace skiff::detail {
 
 // How a response's content is delimited, as the head says it (RFC 9112 §6.3).
 enum class response_framing : std::uint8_t {
@@ -3811,6 +3759,63 @@ static_assert(known_status_line(200).size() + date_cache::line_size + head_text:
                       known_type_names[2].size() + head_text::crlf.size() + head_text::content_length.size() <=
                   ok_heads::room,
               "the longest pre-composed head fits its room");
+} // namespace skiff::detail
+
+#endif // SKIFF_HTTP_RESPONSE_HEAD_HPP
+// end skiff/http/response_head.hpp
+// begin skiff/http/response.hpp
+// The response a handler writes. It serialises straight into the loop's output buffer, after
+// the responses to earlier requests of the same read, so a batch leaves in one write.
+//
+// Headers set with header() are written at once (so temporaries are safe to pass); the status
+// line, Date, Content-Type, Content-Length and Connection are put in front of them when the
+// body is given, since only then are they known. A response is sent once: the first of
+// text(), json(), html(), body(), end() or stream() wins and later calls are ignored. A handler
+// that sends nothing gets its status with an empty body.
+//
+// When the head is written: at the send call above, into the output buffer; but nothing
+// leaves before the handler chain (its middleware included, server/middleware.hpp) has
+// returned, so a header() after the send is inserted into that head (a move of the body bytes
+// behind it: only a response that adds a field late pays the copy). For a stream the head can
+// still grow until its first bytes go out, which is after the chain returns too. Where the
+// head ends is noted when it is written, so a late field needs no scan for it. Fields kept
+// aside for the head (the built-ins'), and those held for a later head: response_access.hpp.
+//
+// skiff frames every body itself: Content-Length (none on 1xx, 204 and 304), or, for a stream
+// of unknown length, chunked (HTTP/1.1) or the end of the connection (HTTP/1.0). A
+// Content-Length or Transfer-Encoding set with header() is dropped; "Connection: close" is
+// honoured (the connection closes after this response); a field with an invalid name or a
+// value holding CR, LF or NUL is dropped, so a handler cannot split the response.
+#ifndef SKIFF_HTTP_RESPONSE_HPP
+#define SKIFF_HTTP_RESPONSE_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
+#include <cstring>      // std::memcpy, std::memmove
+#include <functional>   // std::function for streamed bodies
+#include <optional>     // std::optional: a stream's length, when it is known
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff {
+
+// Produces a streamed body piece by piece: writes up to `capacity` bytes at `buf` and returns
+// how many; 0 means the body is complete. Called on the loop's thread whenever the client has
+// read what was sent before, so a slow reader holds only about one piece in server memory.
+using body_source = std::function<std::size_t(char* buf, std::size_t capacity)>;
+
+class deferred;  // async/deferred.hpp
+
+namespace detail {
+struct response_access;
+struct pending_body;    // server/handover.hpp
+struct hub_anchor;      // server/loop_hub.hpp
+struct deferred_state;
+class handed;           // server/handed.hpp
+class file_send;        // files/file_send.hpp
+class stream_send;      // server/stream_send.hpp
+
 } // namespace detail
 
 class response {
@@ -4147,10 +4152,48 @@ private:
     detail::head_aside aside_ = detail::head_aside::none;
 };
 
+} // namespace skiff
+
+#endif // SKIFF_HTTP_RESPONSE_HPP
+// end skiff/http/response.hpp
+// begin skiff/http/response_access.hpp
+// The loop's side of a response (response.hpp): binding it to the output buffer, rolling
+// back what a throwing handler left half-written, taking what a handler handed the connection
+// to (a deferred answer, a stream, a file), holding a head's fields for a later answer, and the
+// built-in middleware's fields checked once at start-up.
+//
+// Handlers never use it: it is for the session, the door's features and the built-ins.
+//
+// The built-in middleware's fields (response_access::add_fixed_fields, add_checked_field) are
+// not written into the output buffer before the head but kept aside: a block composed at
+// start-up by reference, the per-request ones (an id, an origin) in a small room of the
+// response. The head takes them after its own fields, in the order they were added, so a 200
+// with them stays on the pre-composed head (ok_heads) instead of the general writer, which
+// would first move them behind it. Once header() has written a field into the buffer, those
+// that follow go there too, so the order added is the order sent.
+//
+// An answer whose head is written later (a deferred one, or a route that streams its request
+// body and answers at its end) leaves the chain with fields written and no head: those bytes
+// must not stay in the output buffer, where the next bytes of the batch would follow them to
+// the client ahead of any status line. They are taken out whole (response_access::hold_fields)
+// into the answer's own state, with what they told the head (a Content-Type, a Date), and put
+// back (restore_fields) in front of the fields the answer adds when its head is written. (A
+// Connection: close among them is not a field but a flag, not held: the session reads it when
+// the chain returns, and a deferred answer's connection closes after it all the same.) A field
+// added to a deferred answer after defer() returned is dropped: its head is the handle's to
+// write (deferred::header).
+#ifndef SKIFF_HTTP_RESPONSE_ACCESS_HPP
+#define SKIFF_HTTP_RESPONSE_ACCESS_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <cstring>      // std::memcpy, std::memmove
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff {
 namespace detail {
 
-// The loop's side of response: binding to the output buffer, rolling back what a throwing
-// handler left half-written, and taking a stream's source.
 struct response_access {
     static void start(response& r, byte_buffer& out, const date_cache& date, bool head, bool close,
                       bool http10 = false) noexcept {
@@ -4317,8 +4360,8 @@ struct response_access {
 } // namespace detail
 } // namespace skiff
 
-#endif // SKIFF_HTTP_RESPONSE_HPP
-// end skiff/http/response.hpp
+#endif // SKIFF_HTTP_RESPONSE_ACCESS_HPP
+// end skiff/http/response_access.hpp
 // begin skiff/http/require.hpp
 // Typed parameters that answer for the handler: a route parameter or query value that must be
 // an integer, and a clear 400 when it is missing or is not one, so that a handler reads

@@ -6,6 +6,7 @@
 #include <skiff/skiff.hpp>
 #else
 #include <skiff/http/cookie.hpp>
+#include <skiff/http/response_access.hpp>
 #endif
 
 #include <doctest/doctest.h>

@@ -5,6 +5,7 @@
 #include <skiff/skiff.hpp>
 #else
 #include <skiff/http/response.hpp>
+#include <skiff/http/response_access.hpp>
 #include <skiff/server/stream_send.hpp>  // what a streamed body is handed to
 #endif
 

@@ -8,6 +8,7 @@
 #include <skiff/skiff.hpp>
 #else
 #include <skiff/http/message_parser.hpp>
+#include <skiff/http/response_access.hpp>
 #include <skiff/router/router.hpp>
 #endif
 

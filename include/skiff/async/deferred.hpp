@@ -30,6 +30,7 @@
 #include "skiff/config.hpp"
 #include "skiff/detail/unique_function.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/loop_hub.hpp"
 
 #include <chrono>       // std::chrono::milliseconds

@@ -23,6 +23,7 @@
 #include "skiff/detail/call_chain.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/loop_hub.hpp"
 #include "skiff/server/middleware.hpp"
 #include "skiff/server/policy.hpp"

@@ -35,6 +35,7 @@
 #include "skiff/http/method.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/middleware.hpp"
 
 #include <cstdint>      // std::uint32_t, std::uint8_t

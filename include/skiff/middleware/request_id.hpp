@@ -25,6 +25,7 @@
 
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/middleware.hpp"
 
 #include <chrono>       // a clock reading mixed into the prefix

@@ -18,6 +18,7 @@
 
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/middleware.hpp"
 
 #include <cstddef>      // std::size_t

@@ -35,6 +35,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handed.hpp"

@@ -34,6 +34,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/http/status.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"

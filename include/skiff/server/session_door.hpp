@@ -25,6 +25,7 @@
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handover.hpp"

@@ -14,6 +14,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handover.hpp"
 #include "skiff/server/hooks.hpp"
