@@ -49,6 +49,7 @@
 #include "skiff/files/serve_dir.hpp"
 #include "skiff/router/allow_list.hpp"
 #include "skiff/router/route_error.hpp"
+#include "skiff/router/pattern.hpp"
 #include "skiff/router/trie.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/server/hooks.hpp"
