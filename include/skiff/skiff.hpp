@@ -62,6 +62,7 @@
 #include "skiff/server/connection_pool.hpp"
 #include "skiff/server/listener_list.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/deadlines.hpp"
 #include "skiff/server/local_set.hpp"
 #include "skiff/server/shared_set.hpp"
 #include "skiff/server/writer.hpp"

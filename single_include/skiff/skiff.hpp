@@ -8292,6 +8292,45 @@ inline constexpr bool is_connection_set =
 
 #endif // SKIFF_SERVER_CONNECTION_SET_HPP
 // end skiff/server/connection_set.hpp
+// begin skiff/server/deadlines.hpp
+// How long each deadline a connection can hold lasts (connection.hpp, deadline_kind), from the
+// options: the session arms them, the connection set keeps them, the loop expires them.
+//
+// Not here: paused, a handed connection's poll, which lasts one tick of the set's timer.
+#ifndef SKIFF_SERVER_DEADLINES_HPP
+#define SKIFF_SERVER_DEADLINES_HPP
+
+
+#include <cstdint>  // std::int64_t
+
+namespace skiff::detail {
+
+// The deadline of a connection that awaits an answer made elsewhere: the hub answers at
+// deferred_timeout; this closes it a write_timeout later if even that answer could not be
+// written.
+inline std::int64_t awaited_guard_ms(const options& opt) noexcept {
+    std::int64_t d = opt.deferred_timeout.count();
+    return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt.write_timeout.count();
+}
+
+// Inline, so that a constant kind picks its duration at compile time.
+inline std::int64_t duration_of(const options& opt, deadline_kind kind) noexcept {
+    switch (kind) {
+    case deadline_kind::idle: return opt.idle_timeout.count();
+    case deadline_kind::header: return opt.header_timeout.count();
+    case deadline_kind::body: return opt.body_timeout.count();
+    case deadline_kind::write: return opt.write_timeout.count();
+    case deadline_kind::linger: return opt.linger_timeout.count();
+    case deadline_kind::awaited: return awaited_guard_ms(opt);
+    case deadline_kind::paused: break;  // the set's tick: the session asks the set
+    }
+    return opt.idle_timeout.count();
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_DEADLINES_HPP
+// end skiff/server/deadlines.hpp
 // begin skiff/server/local_set.hpp
 // The connections of one loop that owns them, for the single and sharded policies: a
 // level-triggered poller, the listener, the connection pool, a timing wheel and the loop's
@@ -9520,11 +9559,12 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 // itself: the writer (writer.hpp) does.
 //
 // A route that takes its body unread (a streamed upload) is run once the head is in, and a
-// handler that answers later (response::defer) or sends a file leaves what will answer;
+// handler that answers later (response::defer), streams or sends a file leaves what will answer;
 // either way the connection is handed through the door (session_door.hpp) to that taker, of
 // which the session knows nothing more. While a connection is handed it parses nothing more
 // (the simplest rule that keeps answers in request order): what was read stays in its tail.
-// What observers are told is session_reports.hpp's; input buffers, input_buffers.hpp's.
+// The server's own error answers and what observers are told are session_reports.hpp's;
+// input buffers, input_buffers.hpp's.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -9692,7 +9732,7 @@ public:
         request_head& head = request_access::head(s_.req_);
         if (s_.router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
         if (c.parser.declares_more_than(s_.limits_.max_body))
-            s_.answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
+            s_.reports_.answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
@@ -9725,7 +9765,7 @@ public:
     }
     void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
     void reject(connection& c, int status, rejection why) override {
-        s_.answer_error(own(c), status, phase::draining, why, {});
+        s_.reports_.answer_error(own(c), status, phase::draining, why, {});
     }
     fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
         conn& x = own(c);
@@ -9810,7 +9850,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
     std::size_t start = s_.writer_.batch().size();
     response_access::start(res, s_.writer_.batch(), s_.time_.date, body.context.head_request, close, body.context.http10);
     response_access::lend_body(res, &body);
-    call_guarded([&] { s_.router_.serve(s_.req_, res); }, [&] { s_.answer_internal_error(); });
+    call_guarded([&] { s_.router_.serve(s_.req_, res); }, [&] { s_.reports_.answer_internal_error(); });
     response_access::lend_body(res, nullptr);
     // An answer deferred before the body is read is not taken up: the route answers here or
     // through its taker (a handler that defers does so at the body's end).
@@ -9852,7 +9892,7 @@ void session_door<Session>::answer(connection& base, answer_context& ctx, const 
     conn& c = own(base);
     response& res = s_.res_;
     std::size_t start = start_late(c, ctx);
-    call_guarded([&] { if (fn) fn(res); }, [&] { s_.answer_internal_error(); });
+    call_guarded([&] { if (fn) fn(res); }, [&] { s_.reports_.answer_internal_error(); });
     if (!res.sent()) res.end();
     bool later = response_access::pending_deferred(res) != nullptr;  // reported when written
     if (!later && SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);
@@ -9907,20 +9947,23 @@ void session_door<Session>::answered(connection& base) {
 #endif // SKIFF_SERVER_SESSION_DOOR_HPP
 // end skiff/server/session_door.hpp
 // begin skiff/server/session_reports.hpp
-// What the session tells the application's observers (options: on_response, on_error,
-// on_rejection): each answer timed and measured for the response hook, a handler's or a
-// stream source's exception for the error hook, and a rejection's fields and body for the
-// rejection hook. Kept apart from session.hpp, whose hot path tests one empty std::function
-// per request and comes here only when a hook is set.
+// The server's own error answers (a framing or limit error, a deadline's 408, a handler's
+// 500) and what the session tells the application's observers (options: on_response,
+// on_error, on_rejection): each answer timed and measured for the response hook, a handler's
+// exception for the error hook, and a rejection's fields and body for the rejection hook.
+// Kept apart from session.hpp, whose hot path tests one empty std::function per request and
+// comes here only when a hook is set or a request is refused.
 //
-// It does not answer: the session writes every answer; this reads what was written (status,
-// bytes) and calls the hooks, each guarded, so a hook that throws does not end the loop.
+// The handlers' answers are the session's; this reads what was written (status, bytes) and
+// calls the hooks, each guarded, so a hook that throws does not end the loop.
 #ifndef SKIFF_SERVER_SESSION_REPORTS_HPP
 #define SKIFF_SERVER_SESSION_REPORTS_HPP
 
 
 #include <chrono>       // std::chrono::steady_clock, an answer's duration
 #include <cstddef>      // std::size_t
+#include <cstring>      // std::memcpy
+#include <memory>       // std::unique_ptr
 #include <string_view>  // std::string_view
 
 namespace skiff::detail {
@@ -9956,6 +9999,35 @@ public:
         e.target = head.target;
         e.version = version_text(head.version_minor);
         report(c, e);
+    }
+
+    // A framing or limit error: the stream can no longer be trusted, so answer and close,
+    // draining what the client still sends (`how`) so that it reads the answer, not a reset.
+    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+        response& res = s_.res_;
+        std::size_t start = s_.writer_.batch().size();
+        response_access::start(res, s_.writer_.batch(), s_.time_.date, false, true, false);
+        std::string_view reason = reason_phrase(status);
+        char text[64];
+        std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
+        std::memcpy(text, reason.data(), n);
+        text[n++] = '\n';
+        res.status(status);
+        if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_rejection))) decorate_rejection(why, input);
+        if (!res.sent()) res.text({text, n});  // else the hook rendered its own body
+        Session::close_after_output(c, how);
+        if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) rejected(c, why, input, s_.writer_.batch().size() - start);
+    }
+
+    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
+    SKIFF_NOINLINE void answer_internal_error() {
+        response& res = s_.res_;
+        std::unique_ptr<handed> dropped(response_access::take_taker(res));  // it deferred, then threw
+        response_access::discard(res);
+        res.status(500);
+        if (s_.opt_.on_rejection) decorate_rejection(rejection::handler_exception);
+        if (!res.sent()) res.text("Internal Server Error\n");
     }
 
     // A late answer (a handed connection's): its request's head is gone by then, so its method
@@ -10036,7 +10108,7 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
     friend class session_door<session>;     // the door: what a handed connection is offered
-    friend class session_reports<session>;  // what the observers are told
+    friend class session_reports<session>;  // error answers, and what the observers are told
     // Under the shared policy a connection is its worker's while that waits (door::workers_wait).
     static constexpr bool workers_wait = Set::hands_over_deferred;
 
@@ -10126,7 +10198,7 @@ public:
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
         set_.forget_waiting(c);
-        answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
+        reports_.answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         input_.release(c);
         return after_write(c, writer_.flush(c));
     }
@@ -10211,7 +10283,7 @@ private:
                 used += door_.route_body(c, buf + used, len - used);
                 continue;
             }
-            answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
+            reports_.answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
         }
         return used;
     }
@@ -10252,38 +10324,11 @@ private:
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
                          reports_.handler_threw();
-                         answer_internal_error();
+                         reports_.answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // A framing or limit error: the stream can no longer be trusted, so answer and close,
-    // draining what the client still sends (`how`) so that it reads the answer, not a reset.
-    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
-    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, false, true, false);
-        std::string_view reason = reason_phrase(status);
-        char text[64];
-        std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
-        std::memcpy(text, reason.data(), n);
-        text[n++] = '\n';
-        res_.status(status);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) reports_.decorate_rejection(why, input);
-        if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
-        close_after_output(c, how);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) reports_.rejected(c, why, input, writer_.batch().size() - start);
-    }
-
-    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
-    SKIFF_NOINLINE void answer_internal_error() {
-        std::unique_ptr<handed> dropped(response_access::take_taker(res_));  // it deferred, then threw
-        response_access::discard(res_);
-        res_.status(500);
-        if (opt_.on_rejection) reports_.decorate_rejection(rejection::handler_exception);
-        if (!res_.sent()) res_.text("Internal Server Error\n");
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -10400,33 +10445,13 @@ private:
         return door_.on_readable(c);
     }
 
-    // The deadline of a connection that awaits an answer made elsewhere: the hub answers at
-    // deferred_timeout; this closes it a write_timeout later if even that answer could not be
-    // written.
-    std::int64_t awaited_guard_ms() const noexcept {
-        std::int64_t d = opt_.deferred_timeout.count();
-        return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
-    }
-
     // ---- deadlines ----------------------------------------------------------------------
 
-    // Inlined so that a constant kind picks its duration at compile time.
+    // Inlined so that a constant kind picks its duration at compile time (deadlines.hpp).
     SKIFF_ALWAYS_INLINE void arm(conn& c, deadline_kind kind) noexcept {
         c.deadline = kind;
-        set_.arm(c, time_.now_ms + duration_of(kind));
-    }
-
-    std::int64_t duration_of(deadline_kind kind) const noexcept {
-        switch (kind) {
-        case deadline_kind::idle: return opt_.idle_timeout.count();
-        case deadline_kind::header: return opt_.header_timeout.count();
-        case deadline_kind::body: return opt_.body_timeout.count();
-        case deadline_kind::write: return opt_.write_timeout.count();
-        case deadline_kind::linger: return opt_.linger_timeout.count();
-        case deadline_kind::awaited: return awaited_guard_ms();
-        case deadline_kind::paused: return set_.tick_ms();
-        }
-        return opt_.idle_timeout.count();
+        std::int64_t duration = kind == deadline_kind::paused ? set_.tick_ms() : duration_of(opt_, kind);
+        set_.arm(c, time_.now_ms + duration);
     }
 
     const options& opt_;

@@ -14,11 +14,12 @@
 // itself: the writer (writer.hpp) does.
 //
 // A route that takes its body unread (a streamed upload) is run once the head is in, and a
-// handler that answers later (response::defer) or sends a file leaves what will answer;
+// handler that answers later (response::defer), streams or sends a file leaves what will answer;
 // either way the connection is handed through the door (session_door.hpp) to that taker, of
 // which the session knows nothing more. While a connection is handed it parses nothing more
 // (the simplest rule that keeps answers in request order): what was read stays in its tail.
-// What observers are told is session_reports.hpp's; input buffers, input_buffers.hpp's.
+// The server's own error answers and what observers are told are session_reports.hpp's;
+// input buffers, input_buffers.hpp's.
 //
 // Invariants: once a connection is closed (fate::closed) it is not touched again, since under
 // the shared policy another thread may already have its slot. Requests on one connection are
@@ -41,6 +42,7 @@
 #include "skiff/router/router.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/connection_set.hpp"
+#include "skiff/server/deadlines.hpp"
 #include "skiff/server/handover.hpp"
 #include "skiff/server/hooks.hpp"
 #include "skiff/server/input_buffers.hpp"
@@ -65,7 +67,7 @@ template <class Set>
 class session {
     using conn = typename Set::conn;
     friend class session_door<session>;     // the door: what a handed connection is offered
-    friend class session_reports<session>;  // what the observers are told
+    friend class session_reports<session>;  // error answers, and what the observers are told
     // Under the shared policy a connection is its worker's while that waits (door::workers_wait).
     static constexpr bool workers_wait = Set::hands_over_deferred;
 
@@ -155,7 +157,7 @@ public:
         if (c.deadline == deadline_kind::write) discard_unsent_on_close(c.fd);  // it stopped reading
         if (!answer_408) return close(c);
         set_.forget_waiting(c);
-        answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
+        reports_.answer_error(c, 408, phase::closing, rejection::timeout, {c.in.data(), c.in.size()});  // no draining
         input_.release(c);
         return after_write(c, writer_.flush(c));
     }
@@ -240,7 +242,7 @@ private:
                 used += door_.route_body(c, buf + used, len - used);
                 continue;
             }
-            answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
+            reports_.answer_error(c, *http_status(r.status), phase::draining, rejection_for(r.status), {buf + used, len - used});
         }
         return used;
     }
@@ -281,38 +283,11 @@ private:
         call_guarded([&] { router_.serve(req_, res_); },
                      [&] {
                          reports_.handler_threw();
-                         answer_internal_error();
+                         reports_.answer_internal_error();
                      });
         if (!res_.sent()) res_.end();
         if (SKIFF_UNLIKELY(response_access::hands_over(res_))) door_.hand_over_answer(c);
         if (res_.closes_connection()) close_after_output(c, phase::closing);
-    }
-
-    // A framing or limit error: the stream can no longer be trusted, so answer and close,
-    // draining what the client still sends (`how`) so that it reads the answer, not a reset.
-    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
-    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
-        std::size_t start = writer_.batch().size();
-        response_access::start(res_, writer_.batch(), time_.date, false, true, false);
-        std::string_view reason = reason_phrase(status);
-        char text[64];
-        std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
-        std::memcpy(text, reason.data(), n);
-        text[n++] = '\n';
-        res_.status(status);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_rejection))) reports_.decorate_rejection(why, input);
-        if (!res_.sent()) res_.text({text, n});  // else the hook rendered its own body
-        close_after_output(c, how);
-        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) reports_.rejected(c, why, input, writer_.batch().size() - start);
-    }
-
-    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
-    SKIFF_NOINLINE void answer_internal_error() {
-        std::unique_ptr<handed> dropped(response_access::take_taker(res_));  // it deferred, then threw
-        response_access::discard(res_);
-        res_.status(500);
-        if (opt_.on_rejection) reports_.decorate_rejection(rejection::handler_exception);
-        if (!res_.sent()) res_.text("Internal Server Error\n");
     }
 
     // After serve(): the bytes of an incomplete request (or of requests that wait) stay with
@@ -429,33 +404,13 @@ private:
         return door_.on_readable(c);
     }
 
-    // The deadline of a connection that awaits an answer made elsewhere: the hub answers at
-    // deferred_timeout; this closes it a write_timeout later if even that answer could not be
-    // written.
-    std::int64_t awaited_guard_ms() const noexcept {
-        std::int64_t d = opt_.deferred_timeout.count();
-        return (d == 0 ? std::int64_t{365} * 24 * 3600 * 1000 : d) + opt_.write_timeout.count();
-    }
-
     // ---- deadlines ----------------------------------------------------------------------
 
-    // Inlined so that a constant kind picks its duration at compile time.
+    // Inlined so that a constant kind picks its duration at compile time (deadlines.hpp).
     SKIFF_ALWAYS_INLINE void arm(conn& c, deadline_kind kind) noexcept {
         c.deadline = kind;
-        set_.arm(c, time_.now_ms + duration_of(kind));
-    }
-
-    std::int64_t duration_of(deadline_kind kind) const noexcept {
-        switch (kind) {
-        case deadline_kind::idle: return opt_.idle_timeout.count();
-        case deadline_kind::header: return opt_.header_timeout.count();
-        case deadline_kind::body: return opt_.body_timeout.count();
-        case deadline_kind::write: return opt_.write_timeout.count();
-        case deadline_kind::linger: return opt_.linger_timeout.count();
-        case deadline_kind::awaited: return awaited_guard_ms();
-        case deadline_kind::paused: return set_.tick_ms();
-        }
-        return opt_.idle_timeout.count();
+        std::int64_t duration = kind == deadline_kind::paused ? set_.tick_ms() : duration_of(opt_, kind);
+        set_.arm(c, time_.now_ms + duration);
     }
 
     const options& opt_;

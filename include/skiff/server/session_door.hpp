@@ -81,7 +81,7 @@ public:
         request_head& head = request_access::head(s_.req_);
         if (s_.router_.streams(head.verb, head.method_name, head.path)) return offer_body(c, buf, len);
         if (c.parser.declares_more_than(s_.limits_.max_body))
-            s_.answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
+            s_.reports_.answer_error(c, 413, phase::draining, rejection::body_too_large, {buf, len});
         return 0;
     }
 
@@ -114,7 +114,7 @@ public:
     }
     void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
     void reject(connection& c, int status, rejection why) override {
-        s_.answer_error(own(c), status, phase::draining, why, {});
+        s_.reports_.answer_error(own(c), status, phase::draining, why, {});
     }
     fate serve_after(connection& c, char* data, std::size_t len, std::size_t used) override {
         conn& x = own(c);
@@ -199,7 +199,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
     std::size_t start = s_.writer_.batch().size();
     response_access::start(res, s_.writer_.batch(), s_.time_.date, body.context.head_request, close, body.context.http10);
     response_access::lend_body(res, &body);
-    call_guarded([&] { s_.router_.serve(s_.req_, res); }, [&] { s_.answer_internal_error(); });
+    call_guarded([&] { s_.router_.serve(s_.req_, res); }, [&] { s_.reports_.answer_internal_error(); });
     response_access::lend_body(res, nullptr);
     // An answer deferred before the body is read is not taken up: the route answers here or
     // through its taker (a handler that defers does so at the body's end).
@@ -241,7 +241,7 @@ void session_door<Session>::answer(connection& base, answer_context& ctx, const 
     conn& c = own(base);
     response& res = s_.res_;
     std::size_t start = start_late(c, ctx);
-    call_guarded([&] { if (fn) fn(res); }, [&] { s_.answer_internal_error(); });
+    call_guarded([&] { if (fn) fn(res); }, [&] { s_.reports_.answer_internal_error(); });
     if (!res.sent()) res.end();
     bool later = response_access::pending_deferred(res) != nullptr;  // reported when written
     if (!later && SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) s_.reports_.late(c, ctx, s_.writer_.batch().size() - start);

@@ -1,11 +1,12 @@
-// What the session tells the application's observers (options: on_response, on_error,
-// on_rejection): each answer timed and measured for the response hook, a handler's or a
-// stream source's exception for the error hook, and a rejection's fields and body for the
-// rejection hook. Kept apart from session.hpp, whose hot path tests one empty std::function
-// per request and comes here only when a hook is set.
+// The server's own error answers (a framing or limit error, a deadline's 408, a handler's
+// 500) and what the session tells the application's observers (options: on_response,
+// on_error, on_rejection): each answer timed and measured for the response hook, a handler's
+// exception for the error hook, and a rejection's fields and body for the rejection hook.
+// Kept apart from session.hpp, whose hot path tests one empty std::function per request and
+// comes here only when a hook is set or a request is refused.
 //
-// It does not answer: the session writes every answer; this reads what was written (status,
-// bytes) and calls the hooks, each guarded, so a hook that throws does not end the loop.
+// The handlers' answers are the session's; this reads what was written (status, bytes) and
+// calls the hooks, each guarded, so a hook that throws does not end the loop.
 #ifndef SKIFF_SERVER_SESSION_REPORTS_HPP
 #define SKIFF_SERVER_SESSION_REPORTS_HPP
 
@@ -14,6 +15,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/http/status.hpp"
 #include "skiff/http/response_access.hpp"
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handover.hpp"
@@ -23,6 +25,8 @@
 
 #include <chrono>       // std::chrono::steady_clock, an answer's duration
 #include <cstddef>      // std::size_t
+#include <cstring>      // std::memcpy
+#include <memory>       // std::unique_ptr
 #include <string_view>  // std::string_view
 
 namespace skiff::detail {
@@ -58,6 +62,35 @@ public:
         e.target = head.target;
         e.version = version_text(head.version_minor);
         report(c, e);
+    }
+
+    // A framing or limit error: the stream can no longer be trusted, so answer and close,
+    // draining what the client still sends (`how`) so that it reads the answer, not a reset.
+    // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
+        response& res = s_.res_;
+        std::size_t start = s_.writer_.batch().size();
+        response_access::start(res, s_.writer_.batch(), s_.time_.date, false, true, false);
+        std::string_view reason = reason_phrase(status);
+        char text[64];
+        std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;
+        std::memcpy(text, reason.data(), n);
+        text[n++] = '\n';
+        res.status(status);
+        if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_rejection))) decorate_rejection(why, input);
+        if (!res.sent()) res.text({text, n});  // else the hook rendered its own body
+        Session::close_after_output(c, how);
+        if (SKIFF_UNLIKELY(static_cast<bool>(s_.opt_.on_response))) rejected(c, why, input, s_.writer_.batch().size() - start);
+    }
+
+    // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
+    SKIFF_NOINLINE void answer_internal_error() {
+        response& res = s_.res_;
+        std::unique_ptr<handed> dropped(response_access::take_taker(res));  // it deferred, then threw
+        response_access::discard(res);
+        res.status(500);
+        if (s_.opt_.on_rejection) decorate_rejection(rejection::handler_exception);
+        if (!res.sent()) res.text("Internal Server Error\n");
     }
 
     // A late answer (a handed connection's): its request's head is gone by then, so its method
