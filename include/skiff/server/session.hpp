@@ -759,6 +759,7 @@ private:
             return s_.scratch_.data();
         }
         void close_after_output(connection& c) override { session::close_after_output(own(c), phase::closing); }
+        void linger_after_output(connection& c) override { session::close_after_output(own(c), phase::draining); }
         void answered(connection& c) override { s_.answered(own(c)); }
 
     private:
