@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -378,4 +379,81 @@ TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_WS_P
 TEST_CASE("under the shared policy the upgrade is refused with 501") {
     running_server<skiff::shared> srv([](skiff::basic_server<skiff::shared>& app) { ws_echo_routes(app); });
     CHECK(one_response(srv.port(), ws_upgrade_request("/echo")).status == 501);
+}
+
+TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last one marked", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.delivery = wsk::delivery::pieces;
+        h.max_message = 64;
+        h.on_piece = [](wsk::peer& p, std::string_view data, wsk::kind, bool last) {
+            p.send(std::string(data) + (last ? "|last" : "|more"));
+        };
+        app.get("/pieces", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/pieces").status == 101);
+    c.send(ws::binary("ab", false));
+    CHECK(c.next().payload == "ab|more");
+    c.send(ws::cont("cd"));
+    CHECK(c.next().payload == "cd|last");
+    c.send(ws::binary(std::string(100, 'x')));  // over the limit, in pieces too
+    CHECK(c.next().code() == 1009);
+}
+
+TEST_CASE_TEMPLATE("an idle WebSocket is closed with 1000 after the idle timeout", Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.idle_timeout = 300ms;
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); }, opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo").status == 101);
+    auto began = std::chrono::steady_clock::now();
+    ws_server_frame f = c.next();
+    CHECK(f.op == 8);
+    CHECK(f.code() == 1000);
+    CHECK(std::chrono::steady_clock::now() - began >= 250ms);
+    c.send(ws::close_frame(1000));
+    CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_message = [](wsk::peer&, std::string_view, wsk::kind) { throw std::runtime_error("boom"); };
+        app.get("/throws", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/throws").status == 101);
+    c.send(ws::text("x"));
+    CHECK(c.next().code() == 1011);
+    CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.write_high_water = 64 * 1024;
+    std::atomic<wsk::send_status> last{wsk::send_status::dropped};
+    running_server<Policy> srv(
+        [&last](skiff::basic_server<Policy>& app) {
+            wsk::handlers h;
+            h.on_message = [&last](wsk::peer& p, std::string_view, wsk::kind) {
+                std::string chunk(32 * 1024, 'z');
+                for (int i = 0; i < 8; ++i) last = p.send(chunk, wsk::kind::binary);
+            };
+            h.on_drain = [](wsk::peer& p) { p.send("drained"); };
+            app.get("/drain", wsk::upgrade(h));
+        },
+        opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/drain").status == 101);
+    c.send(ws::text("go"));
+    for (int i = 0; i < 8; ++i) {
+        ws_server_frame f = c.next();
+        REQUIRE(f.op == 2);
+        CHECK(f.payload.size() == 32 * 1024);
+    }
+    ws_server_frame f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "drained");
+    CHECK(last == wsk::send_status::backpressure);
 }
