@@ -457,3 +457,40 @@ TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, S
     CHECK(f.payload == "drained");
     CHECK(last == wsk::send_status::backpressure);
 }
+
+TEST_CASE_TEMPLATE("a callback sends to another connection's peer (a room), on its loop or another", Policy,
+                   SKIFF_WS_POLICIES) {
+    struct room {
+        std::mutex m;
+        std::vector<wsk::peer> members;
+    } r;
+    running_server<Policy> srv([&r](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_open = [&r](wsk::peer& p) {
+            std::lock_guard<std::mutex> g(r.m);
+            r.members.push_back(p);
+        };
+        h.on_message = [&r](wsk::peer& from, std::string_view data, wsk::kind) {
+            std::vector<wsk::peer> now;
+            {
+                std::lock_guard<std::mutex> g(r.m);
+                now = r.members;
+            }
+            for (wsk::peer& p : now)
+                if (p != from) p.send(data);
+        };
+        app.get("/room", wsk::upgrade(h));
+    });
+    ws_client a(srv.port()), b(srv.port()), c(srv.port());
+    REQUIRE(a.open("/room").status == 101);
+    REQUIRE(b.open("/room").status == 101);
+    REQUIRE(c.open("/room").status == 101);
+    for (ws_client* x : {&a, &b, &c}) {  // a pong proves its on_open ran: it is in the room
+        x->send(ws::ping("in?"));
+        REQUIRE(x->next().op == 10);
+    }
+    a.send(ws::text("to all but a"));
+    CHECK(b.next().payload == "to all but a");
+    CHECK(c.next().payload == "to all but a");
+    CHECK(a.next(200ms).op == -1);  // not to the sender
+}
