@@ -401,19 +401,54 @@ TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last on
     CHECK(c.next().code() == 1009);
 }
 
-TEST_CASE_TEMPLATE("an idle WebSocket is closed with 1000 after the idle timeout", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("a quiet client is pinged at half the idle timeout, and closed with 1000 if it does not answer",
+                   Policy, SKIFF_WS_POLICIES) {
     skiff::options opt;
-    opt.idle_timeout = 300ms;
+    opt.idle_timeout = 400ms;
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); }, opt);
     ws_client c(srv.port());
     REQUIRE(c.open("/echo").status == 101);
     auto began = std::chrono::steady_clock::now();
     ws_server_frame f = c.next();
+    CHECK(f.op == 9);  // the keepalive ping
+    CHECK(std::chrono::steady_clock::now() - began >= 150ms);
+    f = c.next();  // not answered
     CHECK(f.op == 8);
     CHECK(f.code() == 1000);
-    CHECK(std::chrono::steady_clock::now() - began >= 250ms);
+    CHECK(std::chrono::steady_clock::now() - began >= 350ms);
     c.send(ws::close_frame(1000));
     CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("a quiet client that answers the keepalive pings stays open; without keepalive it is closed",
+                   Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.idle_timeout = 300ms;
+    running_server<Policy> srv(
+        [](skiff::basic_server<Policy>& app) {
+            ws_echo_routes(app);
+            wsk::handlers quiet = ws_echo_handlers();
+            quiet.keepalive = wsk::keepalive::none;
+            app.get("/quiet", wsk::upgrade(quiet));
+        },
+        opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo").status == 101);
+    for (int i = 0; i < 4; ++i) {  // 4 pings: 600 ms at least, twice the idle timeout
+        ws_server_frame f = c.next();
+        REQUIRE(f.op == 9);
+        c.send(ws::pong(f.payload));
+    }
+    c.send(ws::text("still here"));
+    ws_server_frame f = c.next();
+    while (f.op == 9) f = c.next();
+    CHECK(f.payload == "still here");
+
+    ws_client q(srv.port());
+    REQUIRE(q.open("/quiet").status == 101);
+    f = q.next();
+    CHECK(f.op == 8);  // no ping first
+    CHECK(f.code() == 1000);
 }
 
 TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Policy, SKIFF_WS_POLICIES) {

@@ -25,12 +25,13 @@
 // Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
 // tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
 // the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
-// read), the stop (door::stopping()), and the close handshake's wait (linger_timeout).
+// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
+// (door::stopping()), and the close handshake's wait (linger_timeout).
 // While output is parked the session's write deadline stands instead (the client does not read).
 //
 // Not yet: the shared policy (accept() answers 501 there: a connection belongs to whichever
-// worker serves its event, and a send from another thread has no safe way to it yet); keepalive
-// pings; deciding the upgrade later from another thread; broadcast without a copy per peer.
+// worker serves its event, and a send from another thread has no safe way to it yet); deciding
+// the upgrade later from another thread; broadcast without a copy per peer.
 //
 // Invariants: ws_state::taker names the taker exactly while the connection is handed to it
 // (bound in begin(), cleared by unlink() before the connection closes or is given back), and
@@ -78,6 +79,11 @@ enum class send_status : std::uint8_t {
 
 class peer;
 
+// Whether a quiet client is pinged: once it has sent nothing for half the idle timeout, a
+// ping goes, and its pong (which browsers send by themselves) keeps it open; one that does not
+// answer is closed at the idle timeout. none: a quiet client is closed at the idle timeout.
+enum class keepalive : std::uint8_t { ping, none };
+
 // A route's WebSocket: its callbacks (each optional; all run on the loop that serves the
 // connection) and limits. Shared by every connection of the route (accept() takes a shared_ptr).
 struct handlers {
@@ -96,6 +102,7 @@ struct handlers {
     websocket::delivery delivery = delivery::whole;
     std::size_t max_backlog = 0;  // sends past this many waiting bytes are dropped; 0: options::max_push_buffer
     std::chrono::milliseconds idle_timeout{0};  // 0: options::idle_timeout
+    websocket::keepalive keepalive = keepalive::ping;
 };
 
 } // namespace skiff::websocket
@@ -186,7 +193,8 @@ public:
         return settle(d, c);
     }
 
-    // Once a tick (deadline_kind::paused): the close handshake's wait, the stop, idleness.
+    // Once a tick (deadline_kind::paused): the close handshake's wait, the stop, idleness,
+    // and the keepalive ping.
     fate on_deadline(door& d, connection& c) override {
         std::int64_t now = d.now_ms();
         if (stage_ == stage::closing && now >= close_due_) return d.close(c);
@@ -194,6 +202,11 @@ public:
             callback_scope scope(*this, d);
             bool stop = d.stopping();
             start_close(d, stop ? websocket::close_code::going_away : websocket::close_code::normal, stop ? "server stopping" : "idle");
+            return settle(d, c);
+        }
+        if (stage_ == stage::open && wants_ping(now)) {
+            ping_ = ping_state::sent;
+            d.write(websocket::make_frame_head(websocket::opcode::ping, websocket::fin_bit::final, 0).view());
             return settle(d, c);
         }
         d.arm(c, deadline_kind::paused);
@@ -295,6 +308,7 @@ private:
     // connection ends. Views handed to callbacks point into data or the reader.
     void on_bytes(door& d, char* data, std::size_t len) {
         idle_due_ = d.now_ms() + idle_ms_;
+        ping_ = ping_state::not_sent;
         callback_scope scope(*this, d);
         std::size_t at = 0;
         while (ending_ == ending::none) {
@@ -321,6 +335,12 @@ private:
         } else if (h.on_message) {
             guarded(d, [&] { h.on_message(self_, e.data, k); });
         }
+    }
+
+    // Quiet for half the idle timeout, and not pinged since it last sent anything.
+    bool wants_ping(std::int64_t now) const noexcept {
+        return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
+               now >= idle_due_ - idle_ms_ / 2;
     }
 
     void pong(door& d, std::string_view payload) {
@@ -412,6 +432,7 @@ private:
     }
 
     enum class told : std::uint8_t { not_yet, closed };
+    enum class ping_state : std::uint8_t { not_sent, sent };
 
     websocket::peer self_;
     websocket::message_reader reader_;
@@ -424,6 +445,7 @@ private:
     stage stage_ = stage::head_sent;
     ending ending_ = ending::none;
     told told_ = told::not_yet;
+    ping_state ping_ = ping_state::not_sent;
 };
 
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
