@@ -34,8 +34,6 @@ HEADER_SUFFIXES = (".hpp", ".h")
 # Rooms under include/skiff/ that no single header holds yet, on purpose: room -> why, and what
 # brings it in. Their headers are tested from include/ alone until then.
 NOT_YET = {
-    "skiff/websocket/": "issue 32, phase 1: the WebSocket protocol layer, reviewed and tested on its"
-                        " own; the umbrella includes it with the taker that hooks it onto the door",
 }
 
 

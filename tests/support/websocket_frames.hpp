@@ -3,7 +3,11 @@
 #ifndef SKIFF_TESTS_SUPPORT_WEBSOCKET_FRAMES_HPP
 #define SKIFF_TESTS_SUPPORT_WEBSOCKET_FRAMES_HPP
 
+#if __has_include(<skiff/websocket/frame.hpp>)
 #include <skiff/websocket/frame.hpp>
+#else
+#include <skiff/skiff.hpp>  // the single-header build: websocket/ is in it
+#endif
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t, std::uint64_t

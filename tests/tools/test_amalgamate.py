@@ -43,6 +43,14 @@ class AmalgamateTest(unittest.TestCase):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 
+    def hold_back(self, room):
+        """Puts `room` into the copied script's NOT_YET table (the real one is empty once every
+        room is in the umbrella)."""
+        script = self.root / "tools" / "amalgamate.py"
+        text = script.read_text()
+        self.assertIn("NOT_YET = {\n", text)
+        script.write_text(text.replace("NOT_YET = {\n", f'NOT_YET = {{\n    "{room}": "held back by a test",\n', 1))
+
     def run_script(self, *args):
         return subprocess.run([sys.executable, str(self.root / "tools" / "amalgamate.py"), *args],
                               cwd=self.root, capture_output=True, text=True)
@@ -111,17 +119,19 @@ class AmalgamateTest(unittest.TestCase):
         self.assertEqual(self.run_script("--check").returncode, 2)
 
     def test_a_room_not_yet_in_the_single_headers_is_left_out_without_failing(self):
-        self.write("include/skiff/websocket/w.hpp", "inline int w() { return 4; }\n")
+        self.hold_back("skiff/later/")
+        self.write("include/skiff/later/w.hpp", "inline int w() { return 4; }\n")
         result = self.run_script()
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn("websocket", (self.root / "single_include" / "skiff" / "skiff.hpp").read_text())
+        self.assertNotIn("later", (self.root / "single_include" / "skiff" / "skiff.hpp").read_text())
 
     def test_a_root_that_reaches_a_room_not_yet_in_fails_by_name(self):
-        self.write("include/skiff/websocket/w.hpp", "inline int w() { return 4; }\n")
-        self.write("include/skiff/part/a.hpp", '#include "skiff/websocket/w.hpp"\ninline int a() { return 1; }\n')
+        self.hold_back("skiff/later/")
+        self.write("include/skiff/later/w.hpp", "inline int w() { return 4; }\n")
+        self.write("include/skiff/part/a.hpp", '#include "skiff/later/w.hpp"\ninline int a() { return 1; }\n')
         result = self.run_script()
         self.assertEqual(result.returncode, 2)
-        self.assertIn("include/skiff/websocket/w.hpp", result.stderr)
+        self.assertIn("include/skiff/later/w.hpp", result.stderr)
         self.assertIn("NOT_YET", result.stderr)
 
     def test_a_header_only_the_test_client_reaches_counts_as_reached(self):

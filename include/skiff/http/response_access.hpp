@@ -76,6 +76,16 @@ struct response_access {
         return t;
     }
     static bool hands_over(const response& r) noexcept { return r.taker_ != nullptr; }
+    // The loop's services, for what binds to them (defer(), a WebSocket's handle); null
+    // outside a loop.
+    static hub_anchor* anchor(const response& r) noexcept { return r.anchor_; }
+    // A head the caller wrote whole (a 101 Switching Protocols, websocket/upgrade.hpp): the
+    // response is done, and says `status` to the hooks.
+    static void send_head(response& r, std::string_view head, int status) {
+        r.out_->append(head.data(), head.size());
+        r.status_ = status;
+        r.sent_ = true;
+    }
     static void hand_over(response& r, deferred_state* s, handed* t) noexcept {
         r.deferred_ = s;
         r.taker_ = t;

@@ -5,7 +5,8 @@
 // code is compiled only into programs that use the feature, once, whatever the policy.
 //
 // Today streamed request bodies (server/upload.hpp), answers made later, deferred answers and
-// push streams (async/answer_wait.hpp), and file bodies (files/file_send.hpp) come through it,
+// push streams (async/answer_wait.hpp), file bodies (files/file_send.hpp) and WebSocket
+// connections (websocket/upgrade.hpp) come through it,
 // and so does the engine's own small taker, body_drop below (an early answer's unread body).
 //
 //   the engine -> a handed connection           the handed connection -> the engine (door)
@@ -20,6 +21,7 @@
 //                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
 //                                                 write_piece, write_last_chunk, flush, after_write,
 //                                                 write_parked, parked, peek, scratch, close_after_output,
+//                                                 linger_after_output,
 //                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
@@ -136,6 +138,10 @@ public:
     virtual char* scratch(std::size_t& size) noexcept = 0;
     // No more requests: the connection closes once its output is written.
     virtual void close_after_output(connection& c) = 0;
+    // The same, but the write side is shut first and what the client still sends is read and
+    // dropped until it closes (or linger_timeout), so that it reads the last output rather
+    // than a reset: a WebSocket failed in the middle of a client's message (websocket/upgrade.hpp).
+    virtual void linger_after_output(connection& c) = 0;
     // The answer is written (or in the batch): the connection is no longer handed and goes on
     // as after a streamed body (the requests that waited are served once it is writable);
     // while the server stops it closes after the answer instead.

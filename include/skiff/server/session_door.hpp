@@ -157,6 +157,7 @@ public:
         return s_.scratch_.data();
     }
     void close_after_output(connection& c) override { Session::close_after_output(own(c), phase::closing); }
+    void linger_after_output(connection& c) override { Session::close_after_output(own(c), phase::draining); }
     void answered(connection& c) override;
 
 private:

@@ -1,0 +1,121 @@
+// WebSocket on the same loop as HTTP (skiff/websocket/upgrade.hpp):
+//
+//   GET /                  200, a line of text
+//   ws://HOST:PORT/echo    every complete message comes back whole, with its type (text or
+//                          binary); messages up to 16 MiB (longer: closed with 1009)
+//   ws://HOST:PORT/chat    every text message goes to every client connected to /chat (the
+//                          sender too); binary messages are ignored; up to 64 KiB each
+//
+// Env: PORT (default 8080), POLICY (single or sharded; default single). Ctrl-C stops, closing
+// every WebSocket with 1001.
+//
+// Limits, so that no client can grow the server without bound: an echo client holds at most
+// one message being gathered (16 MiB) and one echo waiting for it to read (the loop stops
+// reading a client whose output waits, so a sender that does not read gets no more echoes
+// queued); a chat client that does not read has messages dropped past 1 MiB waiting for it
+// (peer::send says dropped), and the room never blocks on it. 256 connections at most.
+#include <skiff/skiff.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ws = skiff::websocket;
+
+namespace {
+
+constexpr std::uint64_t echo_max = 16 * 1024 * 1024;
+
+// The clients connected to /chat. Joined and left on the loop that serves each client; said to
+// from any loop (under sharded, the clients are spread over two). The list is copied out of the
+// lock before sending, so no send runs under it.
+class chat_room {
+public:
+    void join(const ws::peer& p) {
+        std::lock_guard<std::mutex> g(lock_);
+        members_.push_back(p);
+    }
+    void leave(const ws::peer& p) {
+        std::lock_guard<std::mutex> g(lock_);
+        for (auto it = members_.begin(); it != members_.end(); ++it) {
+            if (*it != p) continue;
+            *it = members_.back();
+            members_.pop_back();
+            return;
+        }
+    }
+    void say(std::string_view text) {
+        std::vector<ws::peer> now;
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            now = members_;
+        }
+        for (ws::peer& p : now) (void)p.send(text, ws::kind::text);  // dropped for one that does not read
+    }
+
+private:
+    std::mutex lock_;
+    std::vector<ws::peer> members_;
+};
+
+ws::handlers echo_handlers() {
+    ws::handlers h;
+    h.max_message = echo_max;
+    h.max_backlog = echo_max + 1024 * 1024;  // one echo always fits (see the file comment)
+    h.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { (void)p.send(data, k); };
+    return h;
+}
+
+ws::handlers chat_handlers(chat_room& room) {
+    ws::handlers h;
+    h.max_message = 64 * 1024;
+    h.on_open = [&room](ws::peer& p) { room.join(p); };
+    h.on_close = [&room](ws::peer& p, ws::close_code, std::string_view) { room.leave(p); };
+    h.on_message = [&room](ws::peer&, std::string_view data, ws::kind k) {
+        if (k == ws::kind::text) room.say(data);
+    };
+    return h;
+}
+
+std::function<void()> stop_server;
+
+extern "C" void on_signal(int) {
+    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
+}
+
+template <class Policy>
+int serve(std::uint16_t port) {
+    chat_room room;  // outlives the server: a loop may still run a callback until run() returns
+    skiff::options opt;
+    opt.workers = 2;
+    opt.max_connections = 256;
+    skiff::basic_server<Policy> app(opt);
+    app.get("/", [](skiff::request&, skiff::response& res) { res.text("WebSocket at /echo and /chat\n"); });
+    app.get("/echo", ws::upgrade(echo_handlers()));
+    app.get("/chat", ws::upgrade(chat_handlers(room)));
+    if (auto ec = app.listen(port)) {
+        std::fprintf(stderr, "websocket: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
+        return 1;
+    }
+    stop_server = [&app] { app.stop(); };
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    std::printf("websocket: serving http://127.0.0.1:%u/ (ws: /echo, /chat)\n", app.port());
+    std::fflush(stdout);
+    return app.run();
+}
+
+} // namespace
+
+int main() {
+    const char* port_env = std::getenv("PORT");
+    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    const char* policy = std::getenv("POLICY");
+    if (policy != nullptr && std::string(policy) == "sharded") return serve<skiff::sharded>(port);
+    return serve<skiff::single>(port);
+}

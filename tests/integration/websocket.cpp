@@ -1,0 +1,531 @@
+// WebSocket connections over real sockets, as a client sees them: the upgrade accepted or
+// refused through a route, messages echoed whole and fragmented, pings, the close handshake,
+// bytes sent right behind the handshake, the reader's failures (1009, 1007), sends from another
+// thread and after the client went, and stop() closing with 1001. The client is written here,
+// by hand, with masked frames (support/websocket_frames.hpp), not with skiff's own writer.
+// single and sharded serve WebSocket; shared refuses the upgrade with 501 (upgrade.hpp says why).
+#include "support/loopback.hpp"
+#include "support/websocket_frames.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace skiff_test;
+namespace wsk = skiff::websocket;
+
+#define SKIFF_WS_POLICIES skiff::single, skiff::sharded
+
+namespace {
+
+// RFC 6455 §1.3's example: this key is answered with that accept value.
+constexpr const char* ws_sample_key = "dGhlIHNhbXBsZSBub25jZQ==";
+constexpr const char* ws_sample_accept = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
+
+std::string ws_upgrade_request(const std::string& path, const std::string& extra = {}, const char* version = "13") {
+    return "GET " + path + " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: " + std::string(ws_sample_key) + "\r\nSec-WebSocket-Version: " + version + "\r\n" + extra + "\r\n";
+}
+
+// A frame the server sent (never masked).
+struct ws_server_frame {
+    int op = -1;  // -1: none arrived
+    bool fin = false;
+    std::string payload;
+    std::uint16_t code() const {
+        return payload.size() < 2 ? 0 : static_cast<std::uint16_t>((std::uint8_t(payload[0]) << 8) | std::uint8_t(payload[1]));
+    }
+};
+
+// Cuts one frame off the front of buf; false while it is incomplete.
+bool ws_cut_frame(std::string& buf, ws_server_frame& f) {
+    if (buf.size() < 2) return false;
+    std::uint64_t len = std::uint8_t(buf[1]) & 0x7f;
+    std::size_t at = 2;
+    if (len >= 126) {
+        std::size_t width = len == 126 ? 2 : 8;
+        if (buf.size() < 2 + width) return false;
+        len = 0;
+        for (std::size_t i = 0; i < width; ++i) len = (len << 8) | std::uint8_t(buf[2 + i]);
+        at += width;
+    }
+    if (buf.size() < at + len) return false;
+    f.op = std::uint8_t(buf[0]) & 0x0f;
+    f.fin = (std::uint8_t(buf[0]) & 0x80) != 0;
+    f.payload = buf.substr(at, static_cast<std::size_t>(len));
+    buf.erase(0, at + static_cast<std::size_t>(len));
+    return true;
+}
+
+// A WebSocket client over a loopback socket.
+class ws_client {
+public:
+    explicit ws_client(std::uint16_t port) : c_(port) {}
+
+    // Sends the handshake (and `behind`, in the same write) and reads the answer's head.
+    response open(const std::string& path, const std::string& behind = {}, const std::string& extra = {}) {
+        c_.send(ws_upgrade_request(path, extra) + behind);
+        std::string all = c_.read_until([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+        std::size_t end = all.find("\r\n\r\n");
+        response r;
+        if (end == std::string::npos) return r;
+        r.head = all.substr(0, end + 2);
+        r.status = std::atoi(r.head.c_str() + 9);
+        buf_ = all.substr(end + 4);
+        return r;
+    }
+
+    void send(const std::string& bytes) { c_.send(bytes); }
+
+    ws_server_frame next(std::chrono::milliseconds limit = 3000ms) {
+        ws_server_frame f;
+        if (ws_cut_frame(buf_, f)) return f;
+        auto end = std::chrono::steady_clock::now() + limit;
+        while (!c_.closed() && std::chrono::steady_clock::now() < end) {
+            buf_ += c_.read_some(100ms);
+            if (ws_cut_frame(buf_, f)) return f;
+        }
+        return f;
+    }
+
+    // Whether the server closed the connection (EOF) within the limit.
+    bool sees_eof(std::chrono::milliseconds limit = 3000ms) {
+        auto end = std::chrono::steady_clock::now() + limit;
+        while (!c_.closed() && std::chrono::steady_clock::now() < end) buf_ += c_.read_some(100ms);
+        return c_.closed();
+    }
+
+    client& raw() { return c_; }
+
+private:
+    client c_;
+    std::string buf_;
+};
+
+wsk::handlers ws_echo_handlers(std::uint64_t max_message = 1024 * 1024) {
+    wsk::handlers h;
+    h.max_message = max_message;
+    h.on_message = [](wsk::peer& p, std::string_view data, wsk::kind k) { p.send(data, k); };
+    return h;
+}
+
+template <class Policy>
+void ws_echo_routes(skiff::basic_server<Policy>& app) {
+    app.get("/echo", wsk::upgrade(ws_echo_handlers(1024)));
+    app.get("/plain", [](skiff::request&, skiff::response& res) { res.text("plain"); });
+}
+
+// What the server's callbacks saw, for a test thread to wait on.
+struct ws_seen {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<wsk::peer> opened;
+    std::vector<std::pair<int, std::string>> closed;
+
+    template <class Pred>
+    bool wait(Pred p, std::chrono::milliseconds limit = 3000ms) {
+        std::unique_lock<std::mutex> g(m);
+        return cv.wait_for(g, limit, p);
+    }
+    wsk::handlers handlers() {
+        wsk::handlers h;
+        h.on_open = [this](wsk::peer& p) {
+            std::lock_guard<std::mutex> g(m);
+            opened.push_back(p);
+            cv.notify_all();
+        };
+        h.on_close = [this](wsk::peer&, wsk::close_code code, std::string_view reason) {
+            std::lock_guard<std::mutex> g(m);
+            closed.emplace_back(static_cast<int>(code), std::string(reason));
+            cv.notify_all();
+        };
+        return h;
+    }
+};
+
+} // namespace
+
+TEST_CASE_TEMPLATE("a route upgrades: 101 with the accept key, then frames", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
+    ws_client c(srv.port());
+    response r = c.open("/echo");
+    CHECK(r.status == 101);
+    CHECK(r.header("Upgrade") == "websocket");
+    CHECK(r.header("Connection") == "Upgrade");
+    CHECK(r.header("Sec-WebSocket-Accept") == ws_sample_accept);
+    CHECK(r.header("Sec-WebSocket-Extensions").empty());  // every extension declined
+    c.send(ws::text("hello"));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.fin);
+    CHECK(f.payload == "hello");
+}
+
+TEST_CASE_TEMPLATE("a handler picks a subprotocol, or refuses the upgrade with any status", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        auto h = std::make_shared<const wsk::handlers>(ws_echo_handlers());
+        app.get("/chat", [h](skiff::request& req, skiff::response& res) {
+            if (req.header("authorization") != "Bearer ok") return res.status(401).text("no\n");
+            const char* supported[] = {"chat.v2", "chat.v1"};
+            wsk::accept(req, res, h, wsk::choose_protocol(req, supported));
+        });
+    });
+    ws_client ok(srv.port());
+    response r = ok.open("/chat", {}, "Authorization: Bearer ok\r\nSec-WebSocket-Protocol: chat.v1, chat.v2\r\n");
+    CHECK(r.status == 101);
+    CHECK(r.header("Sec-WebSocket-Protocol") == "chat.v2");
+
+    client no(srv.port());
+    no.send(ws_upgrade_request("/chat"));
+    auto rs = read_responses(no, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 401);
+    no.send("GET /chat HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ok\r\n\r\n");  // the connection goes on
+    rs = read_responses(no, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 400);  // not an upgrade at all
+}
+
+TEST_CASE_TEMPLATE("a bad handshake is refused: 426 with the version for a bad version, 400 for a bad key", Policy,
+                   SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
+    response r = one_response(srv.port(), ws_upgrade_request("/echo", {}, "8"));
+    CHECK(r.status == 426);
+    CHECK(r.header("Sec-WebSocket-Version") == "13");
+    std::string bad_key = ws_upgrade_request("/echo");
+    bad_key.replace(bad_key.find(ws_sample_key), 4, "!!!!");
+    CHECK(one_response(srv.port(), bad_key).status == 400);
+    CHECK(one_response(srv.port(), "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n").status == 400);
+}
+
+TEST_CASE_TEMPLATE("messages come back whole with their type, fragmented or not", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo").status == 101);
+    c.send(ws::binary(std::string("\x00\x01\xff", 3)));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 2);
+    CHECK(f.payload == std::string("\x00\x01\xff", 3));
+    c.send(ws::text("frag", false) + ws::ping("mid") + ws::cont("men", false));
+    c.send(ws::cont("ted"));
+    f = c.next();
+    CHECK(f.op == 10);  // the pong answers at once, between the fragments
+    CHECK(f.payload == "mid");
+    f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "fragmented");
+    std::string big(600, 'x');  // a 16-bit length
+    c.send(ws::binary(big));
+    f = c.next();
+    CHECK(f.op == 2);
+    CHECK(f.payload == big);
+}
+
+TEST_CASE_TEMPLATE("a close is echoed with its code, and the connection closes after it", Policy, SKIFF_WS_POLICIES) {
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/ws").status == 101);
+    c.send(ws::close_frame(4000, "bye"));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 8);
+    CHECK(f.code() == 4000);
+    CHECK(c.sees_eof());
+    REQUIRE(s.wait([&] { return !s.closed.empty(); }));
+    CHECK(s.closed[0].first == 4000);
+    CHECK(s.closed[0].second == "bye");
+}
+
+TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo", ws::text("early") + ws::ping("p") + ws::text("bird")).status == 101);
+    CHECK(c.next().payload == "early");
+    ws_server_frame f = c.next();
+    CHECK(f.op == 10);
+    CHECK(c.next().payload == "bird");
+}
+
+TEST_CASE_TEMPLATE("a message over the route's limit is closed with 1009, invalid UTF-8 with 1007", Policy,
+                   SKIFF_WS_POLICIES) {
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) {
+        ws_echo_routes(app);
+        wsk::handlers h = s.handlers();
+        app.get("/seen", wsk::upgrade(h));
+    });
+    {
+        ws_client c(srv.port());
+        REQUIRE(c.open("/echo").status == 101);
+        c.send(ws::binary(std::string(2000, 'x')));  // the limit is 1024
+        ws_server_frame f = c.next();
+        CHECK(f.op == 8);
+        CHECK(f.code() == 1009);
+        CHECK(c.sees_eof());
+    }
+    ws_client c(srv.port());
+    REQUIRE(c.open("/seen").status == 101);
+    c.send(ws::text("ok \xc3\x28 not"));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 8);
+    CHECK(f.code() == 1007);
+    CHECK(c.sees_eof());
+    REQUIRE(s.wait([&] { return !s.closed.empty(); }));
+    CHECK(s.closed[0].first == 1007);
+}
+
+TEST_CASE_TEMPLATE("a peer sends from another thread, and a send after the client went is dropped", Policy,
+                   SKIFF_WS_POLICIES) {
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
+    wsk::peer p;
+    {
+        ws_client c(srv.port());
+        REQUIRE(c.open("/ws").status == 101);
+        REQUIRE(s.wait([&] { return !s.opened.empty(); }));
+        {
+            std::lock_guard<std::mutex> g(s.m);
+            p = s.opened[0];
+        }
+        wsk::send_status sent = wsk::send_status::dropped;
+        std::thread([&] { sent = p.send("from a thread"); }).join();
+        CHECK(sent == wsk::send_status::queued);
+        ws_server_frame f = c.next();
+        CHECK(f.op == 1);
+        CHECK(f.payload == "from a thread");
+        CHECK(p.close(wsk::close_code::normal, "done") == wsk::send_status::queued);
+        f = c.next();
+        CHECK(f.op == 8);
+        CHECK(f.code() == 1000);
+        CHECK(f.payload.substr(2) == "done");
+        c.send(ws::close_frame(1000));
+        CHECK(c.sees_eof());
+    }
+    REQUIRE(s.wait([&] { return !s.closed.empty(); }));
+    CHECK(!p.is_open());
+    CHECK(p.send("too late") == wsk::send_status::dropped);
+    s.opened.clear();
+    {
+        ws_client gone(srv.port());  // a client that goes without a close frame
+        REQUIRE(gone.open("/ws").status == 101);
+        REQUIRE(s.wait([&] { return !s.opened.empty(); }));
+    }
+    REQUIRE(s.wait([&] { return s.closed.size() == 2; }));
+    CHECK(s.closed[1].first == 1006);
+    std::lock_guard<std::mutex> g(s.m);
+    CHECK(s.opened[0].send("nobody") == wsk::send_status::dropped);
+}
+
+TEST_CASE_TEMPLATE("sends past the backlog limit are dropped, past write_high_water say backpressure", Policy,
+                   SKIFF_WS_POLICIES) {
+    std::vector<wsk::send_status> results;
+    skiff::options opt;
+    opt.write_high_water = 64 * 1024;
+    running_server<Policy> srv(
+        [&results](skiff::basic_server<Policy>& app) {
+            wsk::handlers h;
+            h.max_backlog = 256 * 1024;
+            h.on_message = [&results](wsk::peer& p, std::string_view, wsk::kind) {
+                std::string chunk(32 * 1024, 'z');
+                for (int i = 0; i < 200; ++i) results.push_back(p.send(chunk, wsk::kind::binary));  // the client does not read
+            };
+            app.get("/flood", wsk::upgrade(h));
+        },
+        opt);
+    {
+        ws_client c(srv.port());
+        int buf = 4096;
+        ::setsockopt(c.raw().fd(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+        REQUIRE(c.open("/flood").status == 101);
+        c.send(ws::text("go"));
+        std::this_thread::sleep_for(300ms);  // lets the handler run (its results are read after the stop)
+    }  // the client goes without reading: the server's write fails and it closes
+    srv.stop();
+    REQUIRE(results.size() == 200);
+    CHECK(results.front() == wsk::send_status::queued);
+    CHECK(std::count(results.begin(), results.end(), wsk::send_status::backpressure) > 0);
+    CHECK(results.back() == wsk::send_status::dropped);
+}
+
+TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_WS_POLICIES) {
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
+    ws_client a(srv.port()), b(srv.port());
+    REQUIRE(a.open("/ws").status == 101);
+    REQUIRE(b.open("/ws").status == 101);
+    std::thread stopper([&] { srv.stop(); });
+    ws_server_frame fa = a.next(), fb = b.next();
+    CHECK(fa.op == 8);
+    CHECK(fa.code() == 1001);
+    CHECK(fb.code() == 1001);
+    a.send(ws::close_frame(1001));
+    b.send(ws::close_frame(1001));
+    CHECK(a.sees_eof());
+    CHECK(b.sees_eof());
+    stopper.join();
+    CHECK(s.closed.size() == 2);
+}
+
+TEST_CASE("under the shared policy the upgrade is refused with 501") {
+    running_server<skiff::shared> srv([](skiff::basic_server<skiff::shared>& app) { ws_echo_routes(app); });
+    CHECK(one_response(srv.port(), ws_upgrade_request("/echo")).status == 501);
+}
+
+TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last one marked", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.delivery = wsk::delivery::pieces;
+        h.max_message = 64;
+        h.on_piece = [](wsk::peer& p, std::string_view data, wsk::kind, bool last) {
+            p.send(std::string(data) + (last ? "|last" : "|more"));
+        };
+        app.get("/pieces", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/pieces").status == 101);
+    c.send(ws::binary("ab", false));
+    CHECK(c.next().payload == "ab|more");
+    c.send(ws::cont("cd"));
+    CHECK(c.next().payload == "cd|last");
+    c.send(ws::binary(std::string(100, 'x')));  // over the limit, in pieces too
+    CHECK(c.next().code() == 1009);
+}
+
+TEST_CASE_TEMPLATE("a quiet client is pinged at half the idle timeout, and closed with 1000 if it does not answer",
+                   Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.idle_timeout = 400ms;
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); }, opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo").status == 101);
+    auto began = std::chrono::steady_clock::now();
+    ws_server_frame f = c.next();
+    CHECK(f.op == 9);  // the keepalive ping
+    CHECK(std::chrono::steady_clock::now() - began >= 150ms);
+    f = c.next();  // not answered
+    CHECK(f.op == 8);
+    CHECK(f.code() == 1000);
+    CHECK(std::chrono::steady_clock::now() - began >= 350ms);
+    c.send(ws::close_frame(1000));
+    CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("a quiet client that answers the keepalive pings stays open; without keepalive it is closed",
+                   Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.idle_timeout = 300ms;
+    running_server<Policy> srv(
+        [](skiff::basic_server<Policy>& app) {
+            ws_echo_routes(app);
+            wsk::handlers quiet = ws_echo_handlers();
+            quiet.keepalive = wsk::keepalive::none;
+            app.get("/quiet", wsk::upgrade(quiet));
+        },
+        opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/echo").status == 101);
+    for (int i = 0; i < 4; ++i) {  // 4 pings: 600 ms at least, twice the idle timeout
+        ws_server_frame f = c.next();
+        REQUIRE(f.op == 9);
+        c.send(ws::pong(f.payload));
+    }
+    c.send(ws::text("still here"));
+    ws_server_frame f = c.next();
+    while (f.op == 9) f = c.next();
+    CHECK(f.payload == "still here");
+
+    ws_client q(srv.port());
+    REQUIRE(q.open("/quiet").status == 101);
+    f = q.next();
+    CHECK(f.op == 8);  // no ping first
+    CHECK(f.code() == 1000);
+}
+
+TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_message = [](wsk::peer&, std::string_view, wsk::kind) { throw std::runtime_error("boom"); };
+        app.get("/throws", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/throws").status == 101);
+    c.send(ws::text("x"));
+    CHECK(c.next().code() == 1011);
+    CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, SKIFF_WS_POLICIES) {
+    skiff::options opt;
+    opt.write_high_water = 64 * 1024;
+    std::atomic<wsk::send_status> last{wsk::send_status::dropped};
+    running_server<Policy> srv(
+        [&last](skiff::basic_server<Policy>& app) {
+            wsk::handlers h;
+            h.on_message = [&last](wsk::peer& p, std::string_view, wsk::kind) {
+                std::string chunk(32 * 1024, 'z');
+                for (int i = 0; i < 8; ++i) last = p.send(chunk, wsk::kind::binary);
+            };
+            h.on_drain = [](wsk::peer& p) { p.send("drained"); };
+            app.get("/drain", wsk::upgrade(h));
+        },
+        opt);
+    ws_client c(srv.port());
+    REQUIRE(c.open("/drain").status == 101);
+    c.send(ws::text("go"));
+    for (int i = 0; i < 8; ++i) {
+        ws_server_frame f = c.next();
+        REQUIRE(f.op == 2);
+        CHECK(f.payload.size() == 32 * 1024);
+    }
+    ws_server_frame f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "drained");
+    CHECK(last == wsk::send_status::backpressure);
+}
+
+TEST_CASE_TEMPLATE("a callback sends to another connection's peer (a room), on its loop or another", Policy,
+                   SKIFF_WS_POLICIES) {
+    struct room {
+        std::mutex m;
+        std::vector<wsk::peer> members;
+    } r;
+    running_server<Policy> srv([&r](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_open = [&r](wsk::peer& p) {
+            std::lock_guard<std::mutex> g(r.m);
+            r.members.push_back(p);
+        };
+        h.on_message = [&r](wsk::peer& from, std::string_view data, wsk::kind) {
+            std::vector<wsk::peer> now;
+            {
+                std::lock_guard<std::mutex> g(r.m);
+                now = r.members;
+            }
+            for (wsk::peer& p : now)
+                if (p != from) p.send(data);
+        };
+        app.get("/room", wsk::upgrade(h));
+    });
+    ws_client a(srv.port()), b(srv.port()), c(srv.port());
+    REQUIRE(a.open("/room").status == 101);
+    REQUIRE(b.open("/room").status == 101);
+    REQUIRE(c.open("/room").status == 101);
+    for (ws_client* x : {&a, &b, &c}) {  // a pong proves its on_open ran: it is in the room
+        x->send(ws::ping("in?"));
+        REQUIRE(x->next().op == 10);
+    }
+    a.send(ws::text("to all but a"));
+    CHECK(b.next().payload == "to all but a");
+    CHECK(c.next().payload == "to all but a");
+    CHECK(a.next(200ms).op == -1);  // not to the sender
+}
