@@ -91,6 +91,8 @@
 #include "skiff/websocket/frame_reader.hpp"
 #include "skiff/websocket/message_reader.hpp"
 #include "skiff/websocket/frame_writer.hpp"
+#include "skiff/websocket/peer.hpp"
+#include "skiff/websocket/taker.hpp"
 #include "skiff/websocket/upgrade.hpp"
 #include "skiff/middleware/request_id.hpp"
 #include "skiff/middleware/cors.hpp"

@@ -14652,61 +14652,27 @@ inline void append_close(std::string& out, close_code code, std::string_view rea
 
 #endif // SKIFF_WEBSOCKET_FRAME_WRITER_HPP
 // end skiff/websocket/frame_writer.hpp
-// begin skiff/websocket/upgrade.hpp
-// A WebSocket connection behind the engine's door (server/handover.hpp): the upgrade a route's
-// handler asks for, the taker that runs the connection afterwards, and the handle (peer) that
-// sends on it from the loop or from any thread.
+// begin skiff/websocket/peer.hpp
+// What an application holds of a WebSocket connection (websocket/upgrade.hpp has the whole
+// picture): the callbacks a route gives (handlers), the kinds of message and what became of
+// a send, and the handle (peer) that sends on a connection from the loop or from any thread.
+// The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
 //
-//   skiff::websocket::handlers echo;
-//   echo.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { p.send(data, k); };
-//   app.get("/echo", ws::upgrade(echo));                      // or, in any handler:
-//   if (token_ok(req)) ws::accept(req, res, shared_handlers, "chat.v1"); else res.status(401).end();
-//
-//   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version),
-//                  writes the 101 head and hands the connection to a ws_taker once the
-//                  handler returns (as defer() does); a handler that does not call it answers
-//                  as usual, which is how an upgrade is refused
-//   ws_taker       reads frames (message_reader), answers pings, echoes a close and closes
-//                  after it, fails with the reader's code (1002, 1007, 1009), closes idle
-//                  connections and, when the server stops, closes every WebSocket with 1001
-//   peer           send() and close() from the loop (inside a callback: straight into the
-//                  batch) or any thread (posted to the loop's hub, async/hub.hpp); each send
-//                  says queued, backpressure (past options::write_high_water) or dropped (past
-//                  the backlog limit, or the connection is closing or gone)
-//
-// The engine knows none of this: a program that never upgrades compiles none of it (every
-// function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
-//
-// Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
-// tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
-// the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
-// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
-// (door::stopping()), and the close handshake's wait (linger_timeout).
-// While output is parked the session's write deadline stands instead (the client does not read).
-//
-// Not yet: the shared policy (accept() answers 501 there: a connection belongs to whichever
-// worker serves its event, and a send from another thread has no safe way to it yet); deciding
-// the upgrade later from another thread; broadcast without a copy per peer.
-//
-// Invariants: ws_state::taker names the taker exactly while the connection is handed to it
-// (bound in begin(), cleared by unlink() before the connection closes or is given back), and
-// only the loop's thread touches it; a posted send that finds it cleared is dropped. Bytes are
-// written into the loop's batch only by code that flushes them before its event ends (settle()),
-// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
-// and its sends are posted. The peer's phase only moves forward: open, closing, closed.
-#ifndef SKIFF_WEBSOCKET_UPGRADE_HPP
-#define SKIFF_WEBSOCKET_UPGRADE_HPP
+// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
+// names the taker exactly while the connection is handed to it, and only the loop's thread
+// touches it.
+#ifndef SKIFF_WEBSOCKET_PEER_HPP
+#define SKIFF_WEBSOCKET_PEER_HPP
 
 
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <cstdint>      // std::uint8_t
 #include <functional>   // the application's callbacks
 #include <memory>       // std::shared_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
-#include <utility>      // std::move
 
 namespace skiff::websocket {
 
@@ -14806,6 +14772,40 @@ private:
 };
 
 } // namespace skiff::websocket
+
+#endif // SKIFF_WEBSOCKET_PEER_HPP
+// end skiff/websocket/peer.hpp
+// begin skiff/websocket/taker.hpp
+// The taker that runs a WebSocket connection once it is handed over (websocket/upgrade.hpp
+// has the whole picture): it reads frames (message_reader), answers pings, echoes a close and
+// closes after it, fails with the reader's code (1002, 1007, 1009), closes idle connections
+// and, when the server stops, closes every WebSocket with 1001; and the steps the hub brings
+// it from other threads (a send, a close).
+//
+// Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
+// tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
+// the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
+// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
+// (door::stopping()), and the close handshake's wait (linger_timeout).
+// While output is parked the session's write deadline stands instead (the client does not read).
+//
+// Invariants: bytes are written into the loop's batch only by code that flushes them before
+// its event ends (settle()), so a callback that is not followed by a flush (on_drain,
+// on_close) runs with ws_current unset and its sends are posted. A posted send that finds
+// ws_state::taker cleared is dropped.
+#ifndef SKIFF_WEBSOCKET_TAKER_HPP
+#define SKIFF_WEBSOCKET_TAKER_HPP
+
+
+#include <atomic>       // what any thread reads of a WebSocket
+#include <chrono>       // std::chrono::milliseconds
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <functional>   // the application's callbacks
+#include <memory>       // std::shared_ptr
+#include <string>       // a frame posted from another thread
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
 
 namespace skiff::detail {
 
@@ -15116,6 +15116,55 @@ inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code
 }
 
 } // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_TAKER_HPP
+// end skiff/websocket/taker.hpp
+// begin skiff/websocket/upgrade.hpp
+// A WebSocket connection behind the engine's door (server/handover.hpp): the upgrade a route's
+// handler asks for, the taker that runs the connection afterwards, and the handle (peer) that
+// sends on it from the loop or from any thread.
+//
+//   skiff::websocket::handlers echo;
+//   echo.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { p.send(data, k); };
+//   app.get("/echo", ws::upgrade(echo));                      // or, in any handler:
+//   if (token_ok(req)) ws::accept(req, res, shared_handlers, "chat.v1"); else res.status(401).end();
+//
+//   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version),
+//                  writes the 101 head and hands the connection to a ws_taker once the
+//                  handler returns (as defer() does); a handler that does not call it answers
+//                  as usual, which is how an upgrade is refused
+//   ws_taker       reads frames (message_reader), answers pings, echoes a close and closes
+//                  after it, fails with the reader's code (1002, 1007, 1009), closes idle
+//                  connections and, when the server stops, closes every WebSocket with 1001
+//   peer           send() and close() from the loop (inside a callback: straight into the
+//                  batch) or any thread (posted to the loop's hub, async/hub.hpp); each send
+//                  says queued, backpressure (past options::write_high_water) or dropped (past
+//                  the backlog limit, or the connection is closing or gone)
+//
+// The engine knows none of this: a program that never upgrades compiles none of it (every
+// function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
+//
+// The parts: peer.hpp (what the application holds), taker.hpp (the connection's reading,
+// deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
+//
+// Not yet: the shared policy (accept() answers 501 there: a connection belongs to whichever
+// worker serves its event, and a send from another thread has no safe way to it yet); deciding
+// the upgrade later from another thread; broadcast without a copy per peer.
+//
+// Invariants: ws_state::taker names the taker exactly while the connection is handed to it
+// (bound in begin(), cleared by unlink() before the connection closes or is given back), and
+// only the loop's thread touches it; a posted send that finds it cleared is dropped. Bytes are
+// written into the loop's batch only by code that flushes them before its event ends (settle()),
+// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
+// and its sends are posted. The peer's phase only moves forward: open, closing, closed.
+#ifndef SKIFF_WEBSOCKET_UPGRADE_HPP
+#define SKIFF_WEBSOCKET_UPGRADE_HPP
+
+
+#include <memory>       // std::shared_ptr
+#include <string>       // a frame posted from another thread
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
 
 namespace skiff::websocket {
 

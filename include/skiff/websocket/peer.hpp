@@ -1,0 +1,124 @@
+// What an application holds of a WebSocket connection (websocket/upgrade.hpp has the whole
+// picture): the callbacks a route gives (handlers), the kinds of message and what became of
+// a send, and the handle (peer) that sends on a connection from the loop or from any thread.
+// The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
+//
+// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
+// names the taker exactly while the connection is handed to it, and only the loop's thread
+// touches it.
+#ifndef SKIFF_WEBSOCKET_PEER_HPP
+#define SKIFF_WEBSOCKET_PEER_HPP
+
+#include "skiff/async/hub.hpp"
+#include "skiff/websocket/frame.hpp"
+#include "skiff/websocket/message_reader.hpp"
+
+#include <atomic>       // what any thread reads of a WebSocket
+#include <chrono>       // std::chrono::milliseconds
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t
+#include <functional>   // the application's callbacks
+#include <memory>       // std::shared_ptr
+#include <string>       // a frame posted from another thread
+#include <string_view>  // std::string_view
+
+namespace skiff::websocket {
+
+enum class kind : std::uint8_t { text, binary };
+
+// What became of a message given to peer::send (uWebSockets' SUCCESS, BACKPRESSURE, DROPPED).
+enum class send_status : std::uint8_t {
+    queued,        // on its way
+    backpressure,  // on its way, but more than options::write_high_water waits: the client is slow
+    dropped,       // not sent: the backlog passed its limit, or the connection is closing or gone
+};
+
+class peer;
+
+// Whether a quiet client is pinged: once it has sent nothing for half the idle timeout, a
+// ping goes, and its pong (which browsers send by themselves) keeps it open; one that does not
+// answer is closed at the idle timeout. none: a quiet client is closed at the idle timeout.
+enum class keepalive : std::uint8_t { ping, none };
+
+// A route's WebSocket: its callbacks (each optional; all run on the loop that serves the
+// connection) and limits. Shared by every connection of the route (accept() takes a shared_ptr).
+struct handlers {
+    std::function<void(peer&)> on_open;
+    // A whole message (delivery::whole): text is valid UTF-8.
+    std::function<void(peer&, std::string_view data, kind k)> on_message;
+    // A piece of a message (delivery::pieces); `last` on its final piece.
+    std::function<void(peer&, std::string_view data, kind k, bool last)> on_piece;
+    // Once, when the connection ends: the client's close code and reason, the code it was
+    // failed with (1002, 1007, 1009; 1011 when a callback threw), or 1006 when it went
+    // without a close frame. Sends from here are dropped.
+    std::function<void(peer&, close_code code, std::string_view reason)> on_close;
+    // A send said backpressure, and what waits is down to half of write_high_water again.
+    std::function<void(peer&)> on_drain;
+    std::uint64_t max_message = 1024 * 1024;  // longer: closed with 1009
+    websocket::delivery delivery = delivery::whole;
+    std::size_t max_backlog = 0;  // sends past this many waiting bytes are dropped; 0: options::max_push_buffer
+    std::chrono::milliseconds idle_timeout{0};  // 0: options::idle_timeout
+    websocket::keepalive keepalive = keepalive::ping;
+};
+
+} // namespace skiff::websocket
+
+namespace skiff::detail {
+
+class ws_taker;
+
+// As peers see it; only moves forward.
+enum class ws_phase : std::uint8_t { open, closing, closed };
+
+// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread).
+struct ws_state {
+    std::shared_ptr<const websocket::handlers> h;
+    std::size_t high_water = 0;  // options::write_high_water
+    std::size_t limit = 0;       // the backlog past which sends are dropped
+    std::atomic<ws_phase> phase{ws_phase::open};
+    std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
+    std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
+    std::atomic<bool> wants_drain{false};
+    ws_taker* taker = nullptr;  // loop-side (see the file comment)
+};
+
+// The WebSocket whose callback runs on this thread, so that its own sends go straight into
+// the loop's batch rather than through the hub.
+inline thread_local ws_state* ws_current = nullptr;
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
+// A handle to one WebSocket: copyable, usable from any thread, safe after the connection
+// went (its sends are then dropped). Two handles are equal when they name the same connection.
+class peer {
+public:
+    peer() = default;
+    inline send_status send(std::string_view data, kind k = kind::text);
+    // Starts the close handshake (the connection closes when the client answers, or after
+    // linger_timeout). queued, or dropped when it is already closing or gone.
+    inline send_status close(close_code code = close_code::normal, std::string_view reason = {});
+    bool is_open() const noexcept { return s_ && s_->phase.load(std::memory_order_acquire) == detail::ws_phase::open; }
+    // Bytes sent but not yet taken by the client (or by the loop, from another thread).
+    std::size_t buffered() const noexcept {
+        return s_ ? s_->queued.load(std::memory_order_relaxed) + s_->parked.load(std::memory_order_relaxed) : 0;
+    }
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+    friend bool operator==(const peer& a, const peer& b) noexcept { return a.s_ == b.s_; }
+    friend bool operator!=(const peer& a, const peer& b) noexcept { return a.s_ != b.s_; }
+
+private:
+    friend class detail::ws_taker;
+    peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
+        : s_(std::move(s)), hub_(std::move(hub)) {}
+
+    inline bool post_frame(std::string frame);
+
+    std::shared_ptr<detail::ws_state> s_;
+    std::shared_ptr<detail::async_hub> hub_;
+};
+
+} // namespace skiff::websocket
+
+#endif // SKIFF_WEBSOCKET_PEER_HPP

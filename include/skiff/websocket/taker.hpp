@@ -1,0 +1,357 @@
+// The taker that runs a WebSocket connection once it is handed over (websocket/upgrade.hpp
+// has the whole picture): it reads frames (message_reader), answers pings, echoes a close and
+// closes after it, fails with the reader's code (1002, 1007, 1009), closes idle connections
+// and, when the server stops, closes every WebSocket with 1001; and the steps the hub brings
+// it from other threads (a send, a close).
+//
+// Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
+// tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
+// the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
+// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
+// (door::stopping()), and the close handshake's wait (linger_timeout).
+// While output is parked the session's write deadline stands instead (the client does not read).
+//
+// Invariants: bytes are written into the loop's batch only by code that flushes them before
+// its event ends (settle()), so a callback that is not followed by a flush (on_drain,
+// on_close) runs with ws_current unset and its sends are posted. A posted send that finds
+// ws_state::taker cleared is dropped.
+#ifndef SKIFF_WEBSOCKET_TAKER_HPP
+#define SKIFF_WEBSOCKET_TAKER_HPP
+
+#include "skiff/async/hub.hpp"
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/http/request.hpp"
+#include "skiff/http/response.hpp"
+#include "skiff/http/response_access.hpp"
+#include "skiff/poller/poll_event.hpp"
+#include "skiff/server/connection.hpp"
+#include "skiff/server/handover.hpp"
+#include "skiff/server/loop_hub.hpp"
+#include "skiff/server/options.hpp"
+#include "skiff/websocket/frame.hpp"
+#include "skiff/websocket/frame_writer.hpp"
+#include "skiff/websocket/handshake.hpp"
+#include "skiff/websocket/message_reader.hpp"
+#include "skiff/websocket/peer.hpp"
+
+#include <atomic>       // what any thread reads of a WebSocket
+#include <chrono>       // std::chrono::milliseconds
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
+#include <functional>   // the application's callbacks
+#include <memory>       // std::shared_ptr
+#include <string>       // a frame posted from another thread
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff::detail {
+
+// The loop's side of one WebSocket connection (the file comment says what it does).
+class ws_taker final : public handed {
+public:
+    ws_taker(websocket::peer self, const websocket::handlers& h)
+        : self_(std::move(self)), reader_(websocket::message_limits{h.max_message, h.delivery}) {}
+    ~ws_taker() override { unlink(); }
+
+    // Nothing behind the handshake is read here: it waits in c.in for await().
+    std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
+        conn_ = &c;
+        state().taker = this;
+        const options& o = d.settings();
+        std::int64_t idle = state().h->idle_timeout.count();
+        idle_ms_ = idle != 0 ? idle : o.idle_timeout.count();
+        close_wait_ms_ = o.linger_timeout.count();
+        return 0;
+    }
+
+    fate on_readable(door& d, connection& c) override {
+        read_result r = d.read(c);
+        if (r.outcome == read_outcome::retry) return fate::open;
+        if (r.outcome == read_outcome::ended) return d.close(c);  // abandon() tells on_close 1006
+        on_bytes(d, r.data, r.size);
+        return settle(d, c);
+    }
+
+    // Once a tick (deadline_kind::paused): the close handshake's wait, the stop, idleness,
+    // and the keepalive ping.
+    fate on_deadline(door& d, connection& c) override {
+        std::int64_t now = d.now_ms();
+        if (stage_ == stage::closing && now >= close_due_) return d.close(c);
+        if (stage_ == stage::open && (d.stopping() || now >= idle_due_)) {
+            callback_scope scope(*this, d);
+            bool stop = d.stopping();
+            start_close(d, stop ? websocket::close_code::going_away : websocket::close_code::normal, stop ? "server stopping" : "idle");
+            return settle(d, c);
+        }
+        if (stage_ == stage::open && wants_ping(now)) {
+            ping_ = ping_state::sent;
+            d.write(websocket::make_frame_head(websocket::opcode::ping, websocket::fin_bit::final, 0).view());
+            return settle(d, c);
+        }
+        d.arm(c, deadline_kind::paused);
+        return fate::open;
+    }
+
+    // The output is written: the first time, the 101 head, so the WebSocket opens and reads
+    // the bytes that came behind the handshake; then, wait for the client.
+    fate await(door& d, connection& c) override {
+        if (stage_ == stage::head_sent) return open_now(d, c);
+        d.watch(c, watch_read);
+        d.arm(c, deadline_kind::paused);
+        return fate::open;
+    }
+
+    void abandon() noexcept override {
+        if (state().taker != this) return;
+        unlink();
+        tell_close(websocket::close_code::abnormal, {});
+    }
+
+    // Parked output went: the peers see it in buffered(), and on_drain may hear. Its sends are
+    // posted (nothing flushes after this call).
+    void on_sent(door& d, connection& c) override {
+        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        tell_if_drained();
+    }
+
+    bool take_from_workers(loop_context&, connection&) override { return false; }
+
+    // ---- what the peers reach, on the loop ------------------------------------------------
+
+    // Inside a callback of this connection: straight into the batch (settle() flushes it).
+    void send_here(websocket::opcode op, std::string_view payload) {
+        websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
+        door_->write(head.view());
+        door_->write(payload);
+        state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
+    }
+    void close_here(websocket::close_code code, std::string_view reason) { start_close(*door_, code, reason); }
+
+    // A frame posted from elsewhere (any thread), through the hub.
+    fate on_post(door& d, connection& c, std::string& frame) {
+        if (stage_ != stage::open) return fate::open;  // closing: nothing more goes out
+        d.write(frame);
+        return settle(d, c);
+    }
+    fate on_close_post(door& d, connection& c, websocket::close_code code, std::string& reason) {
+        if (stage_ != stage::open) return fate::open;
+        start_close(d, code, reason);
+        return settle(d, c);
+    }
+
+    connection* conn() const noexcept { return conn_; }
+
+    // A handle to a new WebSocket (accept()).
+    static websocket::peer make_peer(std::shared_ptr<ws_state> s, std::shared_ptr<async_hub> hub) {
+        return websocket::peer(std::move(s), std::move(hub));
+    }
+
+private:
+    // head_sent: the 101 head is on its way; open; closing: our close frame is written and the
+    // client's is awaited.
+    enum class stage : std::uint8_t { head_sent, open, closing };
+    // How the connection ends once its output is written: not yet, closed, or lingering (a
+    // failure: the client may still be sending, and must read our close frame, not a reset).
+    enum class ending : std::uint8_t { none, close, linger };
+
+    // While a callback runs: its own peer's sends go into the batch through this door.
+    struct callback_scope {
+        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current) {
+            ws_current = &t.state();
+            t.door_ = &d;
+        }
+        ~callback_scope() { ws_current = prev; }
+        callback_scope(const callback_scope&) = delete;
+        callback_scope& operator=(const callback_scope&) = delete;
+        ws_state* prev;
+    };
+
+    ws_state& state() const noexcept { return *peer_state(self_); }
+    static ws_state* peer_state(const websocket::peer& p) noexcept { return p.s_.get(); }
+
+    fate open_now(door& d, connection& c) {
+        stage_ = stage::open;
+        idle_due_ = d.now_ms() + idle_ms_;
+        {
+            callback_scope scope(*this, d);
+            if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
+        }
+        if (!c.in.empty() && ending_ == ending::none) {  // the bytes behind the handshake
+            on_bytes(d, c.in.data(), c.in.size());
+            c.in.release();  // a pool buffer the size of a head: not charged to the budget
+        }
+        return settle(d, c);
+    }
+
+    // What a read brought: every event the reader finds, until it needs more or the
+    // connection ends. Views handed to callbacks point into data or the reader.
+    void on_bytes(door& d, char* data, std::size_t len) {
+        idle_due_ = d.now_ms() + idle_ms_;
+        ping_ = ping_state::not_sent;
+        callback_scope scope(*this, d);
+        std::size_t at = 0;
+        while (ending_ == ending::none) {
+            std::size_t used = 0;
+            websocket::message_event e = reader_.next(data + at, len - at, used);
+            at += used;
+            switch (e.step) {
+            case websocket::message_step::need_more: return;
+            case websocket::message_step::text:
+            case websocket::message_step::binary: deliver(d, e); break;
+            case websocket::message_step::ping: pong(d, e.data); break;
+            case websocket::message_step::close: on_peer_close(d, e); return;
+            case websocket::message_step::failed: fail(d, e.code); return;
+            }
+        }
+    }
+
+    void deliver(door& d, const websocket::message_event& e) {
+        if (stage_ != stage::open) return;  // after our close: the client's data is dropped
+        websocket::kind k = e.step == websocket::message_step::text ? websocket::kind::text : websocket::kind::binary;
+        const websocket::handlers& h = *state().h;
+        if (h.delivery == websocket::delivery::pieces) {
+            if (h.on_piece) guarded(d, [&] { h.on_piece(self_, e.data, k, e.last); });
+        } else if (h.on_message) {
+            guarded(d, [&] { h.on_message(self_, e.data, k); });
+        }
+    }
+
+    // Quiet for half the idle timeout, and not pinged since it last sent anything.
+    bool wants_ping(std::int64_t now) const noexcept {
+        return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
+               now >= idle_due_ - idle_ms_ / 2;
+    }
+
+    void pong(door& d, std::string_view payload) {
+        websocket::frame_head head = websocket::make_frame_head(websocket::opcode::pong, websocket::fin_bit::final, payload.size());
+        d.write(head.view());
+        d.write(payload);
+    }
+
+    // The client's close frame: echoed (its code, §5.5.1) unless ours went first; either way the
+    // handshake is done and the connection closes once the output is written.
+    void on_peer_close(door& d, const websocket::message_event& e) {
+        if (stage_ == stage::open) write_close(d, e.code, {});
+        ending_ = ending::close;
+        tell_close(e.code, e.data);
+    }
+
+    void fail(door& d, websocket::close_code code) {
+        if (stage_ == stage::open) write_close(d, code, {});
+        ending_ = ending::linger;
+        tell_close(code, {});
+    }
+
+    void start_close(door& d, websocket::close_code code, std::string_view reason) {
+        if (stage_ != stage::open) return;
+        write_close(d, code, reason);
+        stage_ = stage::closing;
+        close_due_ = d.now_ms() + close_wait_ms_;
+    }
+
+    void write_close(door& d, websocket::close_code code, std::string_view reason) {
+        std::string frame;
+        websocket::append_close(frame, code, reason);
+        d.write(frame);
+        stage_ = stage::closing;
+        state().phase.store(ws_phase::closing, std::memory_order_release);
+    }
+
+    // A callback that throws fails the connection with 1011 (the application broke).
+    template <class Fn>
+    void guarded(door& d, Fn&& fn) {
+        call_guarded(fn, [&] { fail(d, websocket::close_code::internal_error); });
+    }
+
+    // After bytes went into the batch: flush them, and wait for what comes next; or, once the
+    // WebSocket ended, give the connection back to close after its output. Nothing of this
+    // taker is touched after d.finish() (it is freed when the event is over).
+    fate settle(door& d, connection& c) {
+        if (ending_ != ending::none) {
+            unlink();
+            if (ending_ == ending::linger) d.linger_after_output(c);
+            else d.close_after_output(c);
+            d.finish(c);
+            return d.after_write(c, d.flush(c));
+        }
+        write_status w = d.flush(c);
+        if (w == write_status::failed) return d.close(c);
+        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        tell_if_drained();
+        return d.after_write(c, w);
+    }
+
+    void tell_if_drained() {
+        ws_state& s = state();
+        if (!s.h->on_drain || !s.wants_drain.load(std::memory_order_relaxed)) return;
+        std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
+        if (held > s.high_water / 2 || !s.wants_drain.exchange(false, std::memory_order_relaxed)) return;
+        ws_state* outer = ws_current;
+        ws_current = nullptr;  // its sends are posted: no flush follows this call
+        call_guarded([&] { s.h->on_drain(self_); }, [] {});
+        ws_current = outer;
+    }
+
+    // Peers' sends are dropped from now on, and posted ones find no taker.
+    void unlink() noexcept {
+        ws_state& s = state();
+        s.phase.store(ws_phase::closed, std::memory_order_release);
+        if (s.taker == this) s.taker = nullptr;
+    }
+
+    void tell_close(websocket::close_code code, std::string_view reason) noexcept {
+        if (told_ == told::closed) return;
+        told_ = told::closed;
+        const websocket::handlers& h = *state().h;
+        if (!h.on_close) return;
+        ws_state* outer = ws_current;
+        ws_current = nullptr;
+        call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
+        ws_current = outer;
+    }
+
+    enum class told : std::uint8_t { not_yet, closed };
+    enum class ping_state : std::uint8_t { not_sent, sent };
+
+    websocket::peer self_;
+    websocket::message_reader reader_;
+    connection* conn_ = nullptr;
+    door* door_ = nullptr;  // the current event's, for send_here()
+    std::int64_t idle_ms_ = 0;
+    std::int64_t close_wait_ms_ = 0;
+    std::int64_t idle_due_ = 0;
+    std::int64_t close_due_ = 0;
+    stage stage_ = stage::head_sent;
+    ending ending_ = ending::none;
+    told told_ = told::not_yet;
+    ping_state ping_ = ping_state::not_sent;
+};
+
+// ---- what the hub brings, on the loop that serves the connection ---------------------------
+
+// Runs step(taker, door, connection) if s still names a taker; else the post is dropped.
+template <class Step>
+void on_ws(loop_context& ctx, ws_state& s, Step& step) {
+    if (s.taker == nullptr) return;
+    ctx.serve_handed(
+        *s.taker->conn(),
+        [](door& d, connection& c, void* p) -> fate {
+            return (*static_cast<Step*>(p))(static_cast<ws_taker&>(*c.stream->taker), d, c);
+        },
+        &step, loop_context::expiry::ignored);
+}
+
+inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
+    s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
+    auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
+    on_ws(ctx, s, step);
+}
+
+inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code code, std::string& reason) {
+    auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_close_post(d, c, code, reason); };
+    on_ws(ctx, s, step);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_TAKER_HPP
