@@ -75,6 +75,7 @@
 #include "skiff/files/file_body.hpp"
 #include "skiff/files/file_send.hpp"
 #include "skiff/server/stream_send.hpp"
+#include "skiff/async/hub_timers.hpp"
 #include "skiff/async/hub.hpp"
 #include "skiff/server/runners.hpp"
 #include "skiff/server/middleware.hpp"

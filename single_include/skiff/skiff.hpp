@@ -10996,22 +10996,123 @@ private:
 
 #endif // SKIFF_SERVER_STREAM_SEND_HPP
 // end skiff/server/stream_send.hpp
+// begin skiff/async/hub_timers.hpp
+// The loop hub's timers (async/hub.hpp): callbacks due at a time on the loop's clock, once or
+// every period, kept by due time, run in due order once a turn, cancelled by id.
+//
+// It does not lock: the hub calls it under its process lock. The one thing read without that
+// lock is next_due(), an atomic, so that a turn with nothing due costs one load.
+//
+// Invariants: every live timer has one entry in by_due_ at its due time; a cancelled timer
+// leaves stale entries there, skipped when they come up. next_due_ is the earliest entry's
+// time (stale ones included: a turn that finds only a stale one runs nothing), or no_timer.
+#ifndef SKIFF_ASYNC_HUB_TIMERS_HPP
+#define SKIFF_ASYNC_HUB_TIMERS_HPP
+
+
+#include <atomic>         // the next timer's due time, read without the lock
+#include <cstdint>        // std::int64_t, std::uint64_t, std::uint8_t
+#include <limits>         // no timer
+#include <map>            // timers by due time
+#include <unordered_map>  // timers by id
+#include <utility>        // std::move, std::swap
+
+namespace skiff {
+
+// What a repeating timer's callback wants next (loop_ref::every): to run again after its
+// period, or to end here, as loop_ref::cancel would.
+enum class timer_action : std::uint8_t { keep, stop };
+
+} // namespace skiff
+
+namespace skiff::detail {
+
+using timer_task = unique_function<timer_action(loop_context&)>;
+
+class timer_queue {
+public:
+    static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
+
+    void insert(std::uint64_t id, std::int64_t due, std::int64_t period_ms, timer_task fn) {
+        timers_.emplace(id, timer{due, period_ms, std::move(fn)});
+        by_due_.emplace(due, id);
+        note_next_due();
+    }
+
+    void drop(std::uint64_t id) {
+        if (timers_.erase(id) != 0 && timers_.empty()) by_due_.clear();
+        note_next_due();
+    }
+
+    // Any thread: when the earliest timer is due, or no_timer.
+    std::int64_t next_due() const noexcept { return next_due_.load(std::memory_order_relaxed); }
+
+    // Runs every timer due by now_ms, in due order. A callback may insert or cancel timers,
+    // itself included; one that throws runs again, as before it could say.
+    void run_due(std::int64_t now_ms, loop_context& ctx) {
+        while (!by_due_.empty() && by_due_.begin()->first <= now_ms) {
+            std::uint64_t id = by_due_.begin()->second;
+            by_due_.erase(by_due_.begin());
+            auto it = timers_.find(id);
+            if (it == timers_.end()) continue;  // cancelled
+            timer_task fn = std::move(it->second.fn);
+            std::int64_t period = it->second.period;
+            if (period == 0) timers_.erase(it);
+            timer_action next = timer_action::keep;
+            call_guarded([&] { next = fn(ctx); }, [] {});
+            it = timers_.find(id);  // fn may have cancelled itself
+            if (period != 0 && it != timers_.end() && next == timer_action::stop) drop(id);
+            else if (period != 0 && it != timers_.end()) {
+                it->second.fn = std::move(fn);
+                it->second.due = now_ms + period;
+                by_due_.emplace(it->second.due, id);
+            }
+        }
+        note_next_due();
+    }
+
+    // Everything, to be destroyed by the caller outside its locks (the hub's detach()).
+    void take_all(timer_queue& into) {
+        std::swap(timers_, into.timers_);
+        std::swap(by_due_, into.by_due_);
+        note_next_due();
+    }
+
+private:
+    struct timer {
+        std::int64_t due;
+        std::int64_t period;
+        timer_task fn;
+    };
+
+    void note_next_due() noexcept {
+        next_due_.store(by_due_.empty() ? no_timer : by_due_.begin()->first, std::memory_order_relaxed);
+    }
+
+    std::unordered_map<std::uint64_t, timer> timers_;
+    std::multimap<std::int64_t, std::uint64_t> by_due_;
+    std::atomic<std::int64_t> next_due_{no_timer};
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_ASYNC_HUB_TIMERS_HPP
+// end skiff/async/hub_timers.hpp
 // begin skiff/async/hub.hpp
 // The concrete loop hub (server/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers, and the foreign descriptors it watches.
-//
-// It does not know connections: a task is a function of the loop's context (loop_context),
-// and an answer reaches its connection through answer_wait.hpp. It is made only when a program defers or asks for a
-// loop, so its mutex is compiled into such programs only.
+// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), and the foreign descriptors it
+// watches. It does not know connections: a task is a function of the loop's context, and an
+// answer reaches its connection through answer_wait.hpp. It is made only when a program
+// defers or asks for a loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
 // never after detach(): from then on posts are refused (a handle that outlives its server
 // completes as a no-op). A turn runs at most tasks_per_turn tasks; the rest wait for the next
 // turn, after the ready I/O (the wait does not block while some are left), so a fan-out that
-// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch callbacks run under the process lock (a
-// recursive mutex, taken uncontended except under the shared policy, where it makes one
-// thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
+// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch
+// callbacks run under the process lock (a recursive mutex, taken uncontended except under the
+// shared policy, where it makes one thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
 // handles that name it, and by itself until detach().
 //
 // Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
@@ -11370,29 +11471,18 @@ inline bool answer_wait::take_from_workers(loop_context& ctx, connection& c) {
 // end skiff/async/answer_wait.hpp
 
 #include <algorithm>      // std::remove_if, std::find_if
-#include <atomic>         // the next timer's due time, read without the lock
+#include <atomic>         // drain_wanted_, watch counts: read without a lock
 #include <cstdint>        // std::int64_t, std::uint64_t
-#include <limits>         // no deadline
-#include <map>            // timers by due time
 #include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
-#include <unordered_map>  // timers by id
+#include <unordered_map>  // the answers a stop ends, held sockets
 #include <utility>        // std::move, std::swap
 #include <vector>         // the inbox, watchers, the answers a stop ends
-
-namespace skiff {
-
-// What a repeating timer's callback wants next (loop_ref::every): to run again after its
-// period, or to end here, as loop_ref::cancel would.
-enum class timer_action : std::uint8_t { keep, stop };
-
-} // namespace skiff
 
 namespace skiff::detail {
 
 // Move-only, so that a task may own what it completes (a deferred, a push_stream).
 using hub_task = unique_function<void(loop_context&)>;
-using timer_task = unique_function<timer_action(loop_context&)>;
 
 class async_hub final : private loop_hub {
 public:
@@ -11432,7 +11522,7 @@ public:
     std::uint64_t add_timer(std::int64_t after_ms, std::int64_t period_ms, timer_task fn) {
         std::uint64_t id = new_id();
         post([this, id, after_ms, period_ms, fn = std::move(fn)](loop_context&) mutable {
-            insert_timer(id, due_after(after_ms), period_ms, std::move(fn));
+            timers_.insert(id, due_after(after_ms), period_ms, std::move(fn));
         });
         return id;
     }
@@ -11443,7 +11533,7 @@ public:
     std::uint64_t track(const std::shared_ptr<deferred_state>& s, std::int64_t after_ms) {
         std::uint64_t id = new_id();
         post([this, id, after_ms, s](loop_context& ctx) {
-            insert_timer(id, due_after(after_ms), 0, [this, s](loop_context& c) {
+            timers_.insert(id, due_after(after_ms), 0, [this, s](loop_context& c) {
                 give_up(c, *s);
                 answers_.erase(s.get());  // one never bound to a connection is not forgotten otherwise
                 return timer_action::stop;
@@ -11454,7 +11544,7 @@ public:
         return id;
     }
     void cancel_timer(std::uint64_t id) {
-        post([this, id](loop_context&) { drop_timer(id); });
+        post([this, id](loop_context&) { timers_.drop(id); });
     }
 
     // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
@@ -11482,7 +11572,7 @@ public:
     void detach() noexcept {
         std::shared_ptr<async_hub> last;
         std::vector<hub_task> tasks, batch;
-        std::unordered_map<std::uint64_t, timer> timers;
+        timer_queue timers;
         std::vector<std::unique_ptr<watcher>> watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
@@ -11491,8 +11581,7 @@ public:
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        timers.swap(timers_);
-        by_due_.clear();
+        timers_.take_all(timers);
         batch.swap(batch_);
         next_ = 0;
         std::lock_guard<std::mutex> w(watch_lock_);
@@ -11528,8 +11617,8 @@ public:
 
     int timeout(int base, std::int64_t now_ms) noexcept {
         if (drain_wanted_.load(std::memory_order_relaxed)) return 0;  // tasks left for the next turn
-        std::int64_t due = next_due_.load(std::memory_order_relaxed);
-        if (due == no_timer) return base;
+        std::int64_t due = timers_.next_due();
+        if (due == timer_queue::no_timer) return base;
         std::int64_t wait = due > now_ms ? due - now_ms : 0;
         return base < 0 || wait < base ? static_cast<int>(wait) : base;
     }
@@ -11538,7 +11627,7 @@ public:
     // Under shared a thread with only timers to run leaves them to a processor already at work.
     void on_turn(std::int64_t now_ms, loop_context& ctx) {
         bool drain_now = drain_wanted_.load(std::memory_order_relaxed);
-        if (!drain_now && next_due_.load(std::memory_order_relaxed) > now_ms &&
+        if (!drain_now && timers_.next_due() > now_ms &&
             retired_count_.load(std::memory_order_relaxed) == 0)
             return;
         std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
@@ -11546,7 +11635,7 @@ public:
         else if (!p.try_lock()) return;
         turn_now_ = now_ms;
         if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
-        run_due(now_ms, ctx);
+        timers_.run_due(now_ms, ctx);
         free_retired();
     }
 
@@ -11556,7 +11645,7 @@ public:
     }
 
     void forget(deferred_state& s) {
-        drop_timer(s.deadline_timer);
+        timers_.drop(s.deadline_timer);
         answers_.erase(&s);
         retire_held(&s);
     }
@@ -11566,7 +11655,7 @@ public:
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         if (stop_ != stop_phase::serving) return;
         stop_ = stop_phase::grace;
-        insert_timer(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
+        timers_.insert(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
             post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
             return timer_action::stop;
         });
@@ -11592,13 +11681,7 @@ private:
     // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
     // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
     static constexpr std::size_t tasks_per_turn = 64;
-    static constexpr std::int64_t no_timer = std::numeric_limits<std::int64_t>::max();
 
-    struct timer {
-        std::int64_t due;
-        std::int64_t period;
-        timer_task fn;
-    };
     struct watcher {
         std::uint64_t id;
         int fd;
@@ -11615,9 +11698,7 @@ private:
     static void on_turn_of(loop_hub* h, std::int64_t now, loop_context& ctx) { self(h)->on_turn(now, ctx); }
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
-    static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t what) {
-        self(h)->watch_socket(s, fd, what);
-    }
+    static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t w) { self(h)->watch_socket(s, fd, w); }
     static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
                                &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
@@ -11625,9 +11706,8 @@ private:
     async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
 
     static watcher* find(const std::vector<std::unique_ptr<watcher>>& ws, const void* data) noexcept {
-        for (auto& w : ws)
-            if (w.get() == data) return w.get();
-        return nullptr;
+        auto it = std::find_if(ws.begin(), ws.end(), [data](const auto& w) { return w.get() == data; });
+        return it == ws.end() ? nullptr : it->get();
     }
 
     // Takes what was posted behind what an earlier turn left, and runs up to tasks_per_turn
@@ -11653,37 +11733,9 @@ private:
         if (next_ != batch_.size()) drain_wanted_.store(true, std::memory_order_relaxed);  // next turn, no waiting
     }
 
-    void run_due(std::int64_t now_ms, loop_context& ctx) {
-        while (!by_due_.empty() && by_due_.begin()->first <= now_ms) {
-            std::uint64_t id = by_due_.begin()->second;
-            by_due_.erase(by_due_.begin());
-            auto it = timers_.find(id);
-            if (it == timers_.end()) continue;  // cancelled
-            timer_task fn = std::move(it->second.fn);
-            std::int64_t period = it->second.period;
-            if (period == 0) timers_.erase(it);
-            timer_action next = timer_action::keep;  // one that threw runs again, as before it could say
-            call_guarded([&] { next = fn(ctx); }, [] {});
-            it = timers_.find(id);  // fn may have cancelled itself
-            if (period != 0 && it != timers_.end() && next == timer_action::stop) drop_timer(id);
-            else if (period != 0 && it != timers_.end()) {
-                it->second.fn = std::move(fn);
-                it->second.due = now_ms + period;
-                by_due_.emplace(it->second.due, id);
-            }
-        }
-        note_next_due();
-    }
-
     // A delay counts from the turn that takes the timer in, on the loop's clock (process lock).
     std::int64_t due_after(std::int64_t after_ms) const noexcept {
-        return after_ms == no_timer ? no_timer : turn_now_ + after_ms;
-    }
-
-    void insert_timer(std::uint64_t id, std::int64_t due, std::int64_t period_ms, timer_task fn) {
-        timers_.emplace(id, timer{due, period_ms, std::move(fn)});
-        by_due_.emplace(due, id);
-        note_next_due();
+        return after_ms == timer_queue::no_timer ? timer_queue::no_timer : turn_now_ + after_ms;
     }
 
     // stop_grace has passed: every answer still open is ended. Ending one may forget it (and
@@ -11695,16 +11747,6 @@ private:
             if (auto s = a.second.lock()) open.push_back(std::move(s));
         answers_.clear();
         for (auto& s : open) call_guarded([&] { end_for_stop(ctx, *s); }, [] {});
-    }
-
-    // Stale entries in by_due_ (cancelled timers) are skipped when they come up.
-    void drop_timer(std::uint64_t id) {
-        if (timers_.erase(id) != 0 && timers_.empty()) by_due_.clear();
-        note_next_due();
-    }
-
-    void note_next_due() noexcept {
-        next_due_.store(by_due_.empty() ? no_timer : by_due_.begin()->first, std::memory_order_relaxed);
     }
 
     // A removed watcher stays claimable for a second: an event the wait already reported for
@@ -11770,9 +11812,7 @@ private:
 
     std::recursive_mutex process_lock_;
     std::atomic<bool> drain_wanted_{false};
-    std::unordered_map<std::uint64_t, timer> timers_;
-    std::multimap<std::int64_t, std::uint64_t> by_due_;
-    std::atomic<std::int64_t> next_due_{no_timer};
+    timer_queue timers_;  // under the process lock, but next_due()
     std::int64_t turn_now_ = 0;  // the loop's clock at this turn, for timers taken in (process lock)
     // The deferred answers made on this loop and not yet forgotten, for the stop (weak: a
     // handle, a task or the connection keeps each alive, not this).
