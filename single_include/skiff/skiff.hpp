@@ -8227,7 +8227,10 @@ private:
 //                                    while descriptors run out
 //   hand_off(fd)                     true when another loop takes an accepted connection
 //   add, remove, watch, arm          a connection's slot, interest and deadline
-//   take_ownership(c), event_done(c) around each event (the shared set's hand-over)
+//   take_ownership(c), event_over(c, ctx)
+//                                    around each event (the shared set's hand-over: a handed
+//                                    connection's taker may keep it from the workers);
+//   event_done(c)                    re-armed after a handed connection's turn (shared)
 //   take_expired(c)                  a deadline another thread found passed (shared only)
 //   expire(now, on_expired)          deadlines passed by now
 //   has_deadlines(), tick_ms(), size()
@@ -8288,6 +8291,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().arm(std::declval<typename S::conn&>(), std::int64_t{})),
                    decltype(S::take_ownership(std::declval<typename S::conn&>())),
                    decltype(std::declval<S&>().event_done(std::declval<typename S::conn&>())),
+                   decltype(std::declval<S&>().event_over(std::declval<typename S::conn&>(), std::declval<loop_context&>())),
                    decltype(bool{S::take_expired(std::declval<typename S::conn&>())}),
                    decltype(std::declval<S&>().expire(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
@@ -8568,6 +8572,7 @@ public:
     // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to,
     // and deadlines come from the wheel, never from another thread.
     static void event_done(conn&) noexcept {}
+    static void event_over(conn&, loop_context&) noexcept {}
     static void take_ownership(conn&) noexcept {}
     static constexpr bool take_expired(conn&) noexcept { return false; }
 
@@ -8977,6 +8982,13 @@ public:
     // connection the session refused memory is parked in the budget's line instead, disarmed,
     // unless memory came back meanwhile.
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
+    // The event that served c is over: c goes back to the workers, unless it is handed to a
+    // taker that waits on other threads (an answer made elsewhere), which takes it from them.
+    void event_over(conn& c, loop_context& ctx) {
+        if (c.state == phase::handed && c.stream->taker->take_from_workers(ctx, c)) return;
+        event_done(c);
+    }
+
     void event_done(conn& c) {
         if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
             if (!budget_.park(c)) rearm_reading(c);
@@ -10766,7 +10778,7 @@ private:
         if (SKIFF_UNLIKELY(hub != nullptr) && hub->claims(ev.data)) return hub->on_event(ev.data, *this);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
-        if (note(serve_event(c, ev)) == fate::open) event_done(c);
+        if (note(serve_event(c, ev)) == fate::open) set_.event_over(c, *this);
     }
 
     fate serve_event(conn& c, const poll_event& ev) {
@@ -10775,15 +10787,6 @@ private:
         if (ev.readable && (c.watching & watch_read)) return session_.on_readable(c);
         if (SKIFF_UNLIKELY(c.watching == watch_none)) return session_.on_unwatched_event(c);
         return fate::open;
-    }
-
-    // shared: a connection handed to a taker that waits on other threads (an answer made
-    // elsewhere) is taken from the workers by it, not re-armed.
-    void event_done(conn& c) {
-        if constexpr (set_type::hands_over_deferred) {
-            if (c.state == phase::handed && c.stream->taker->take_from_workers(*this, c)) return;
-        }
-        set_.event_done(c);
     }
 
     // After a handed connection's turn: re-armed (shared) once it is no longer handed.

@@ -34,7 +34,10 @@
 //                                    while descriptors run out
 //   hand_off(fd)                     true when another loop takes an accepted connection
 //   add, remove, watch, arm          a connection's slot, interest and deadline
-//   take_ownership(c), event_done(c) around each event (the shared set's hand-over)
+//   take_ownership(c), event_over(c, ctx)
+//                                    around each event (the shared set's hand-over: a handed
+//                                    connection's taker may keep it from the workers);
+//   event_done(c)                    re-armed after a handed connection's turn (shared)
 //   take_expired(c)                  a deadline another thread found passed (shared only)
 //   expire(now, on_expired)          deadlines passed by now
 //   has_deadlines(), tick_ms(), size()
@@ -99,6 +102,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().arm(std::declval<typename S::conn&>(), std::int64_t{})),
                    decltype(S::take_ownership(std::declval<typename S::conn&>())),
                    decltype(std::declval<S&>().event_done(std::declval<typename S::conn&>())),
+                   decltype(std::declval<S&>().event_over(std::declval<typename S::conn&>(), std::declval<loop_context&>())),
                    decltype(bool{S::take_expired(std::declval<typename S::conn&>())}),
                    decltype(std::declval<S&>().expire(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),

@@ -160,7 +160,7 @@ private:
         if (SKIFF_UNLIKELY(hub != nullptr) && hub->claims(ev.data)) return hub->on_event(ev.data, *this);
         conn& c = *static_cast<conn*>(ev.data);
         set_type::take_ownership(c);
-        if (note(serve_event(c, ev)) == fate::open) event_done(c);
+        if (note(serve_event(c, ev)) == fate::open) set_.event_over(c, *this);
     }
 
     fate serve_event(conn& c, const poll_event& ev) {
@@ -169,15 +169,6 @@ private:
         if (ev.readable && (c.watching & watch_read)) return session_.on_readable(c);
         if (SKIFF_UNLIKELY(c.watching == watch_none)) return session_.on_unwatched_event(c);
         return fate::open;
-    }
-
-    // shared: a connection handed to a taker that waits on other threads (an answer made
-    // elsewhere) is taken from the workers by it, not re-armed.
-    void event_done(conn& c) {
-        if constexpr (set_type::hands_over_deferred) {
-            if (c.state == phase::handed && c.stream->taker->take_from_workers(*this, c)) return;
-        }
-        set_.event_done(c);
     }
 
     // After a handed connection's turn: re-armed (shared) once it is no longer handed.

@@ -113,6 +113,7 @@ public:
     // Level-triggered and one thread: nothing to re-arm after an event, nobody to hand to,
     // and deadlines come from the wheel, never from another thread.
     static void event_done(conn&) noexcept {}
+    static void event_over(conn&, loop_context&) noexcept {}
     static void take_ownership(conn&) noexcept {}
     static constexpr bool take_expired(conn&) noexcept { return false; }
 

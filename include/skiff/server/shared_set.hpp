@@ -147,6 +147,13 @@ public:
     // connection the session refused memory is parked in the budget's line instead, disarmed,
     // unless memory came back meanwhile.
     static void watch(conn& c, std::uint8_t w) noexcept { c.watching = w; }
+    // The event that served c is over: c goes back to the workers, unless it is handed to a
+    // taker that waits on other threads (an answer made elsewhere), which takes it from them.
+    void event_over(conn& c, loop_context& ctx) {
+        if (c.state == phase::handed && c.stream->taker->take_from_workers(ctx, c)) return;
+        event_done(c);
+    }
+
     void event_done(conn& c) {
         if (SKIFF_UNLIKELY(c.memory != memory_wait::none)) {
             if (!budget_.park(c)) rearm_reading(c);
