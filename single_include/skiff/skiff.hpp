@@ -5972,6 +5972,442 @@ private:
 
 #endif // SKIFF_SERVER_HOOKS_HPP
 // end skiff/server/hooks.hpp
+// begin skiff/server/loop_hub.hpp
+// What a loop and its deferred answers share, as interfaces only: the state of one deferred
+// answer (deferred_state), the loop's side (loop_context, implemented by event_loop: it runs a
+// handed connection's turn through the session's door, knowing nothing of answers), and the
+// hub that carries work to the loop from other threads (loop_hub, implemented by
+// async/hub.hpp). The code that applies an answer is async/answer_wait.hpp's.
+//
+// It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
+// which a program instantiates only by deferring or by asking a server for its loop. So the
+// loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
+// program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
+//
+// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting,
+// socket_watch, on_writable) are touched only by the thread that serves its connection at that
+// moment, which is the loop's thread (single, sharded) or the one holding the hub's process
+// lock (shared). `conn` is set
+// while the connection waits on this answer and cleared the moment it stops (answer written,
+// connection closed): a completion that finds it cleared is dropped, so a handle never reaches
+// a connection it no longer names, however its slot has been reused since.
+#ifndef SKIFF_SERVER_LOOP_HUB_HPP
+#define SKIFF_SERVER_LOOP_HUB_HPP
+
+// begin skiff/server/options.hpp
+// Every runtime limit and deadline of a server, with the defaults a public-facing server can
+// trust. Threading is chosen at compile time by the policy (policy.hpp), not here.
+#ifndef SKIFF_SERVER_OPTIONS_HPP
+#define SKIFF_SERVER_OPTIONS_HPP
+
+
+#include <chrono>      // std::chrono::milliseconds
+#include <cstddef>     // std::size_t
+#include <cstdint>     // std::uint64_t
+#include <functional>  // std::function for the worker start hook and the observers
+#include <string_view> // what a handler threw
+#include <vector>      // std::vector of CPUs
+
+namespace skiff {
+
+class request;   // http/request.hpp
+class response;  // http/response.hpp
+
+struct options {
+    // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
+    // 8 KiB, 100, 1 MiB), taken from it so that the two cannot drift apart.
+    std::size_t max_request_line = parse_limits{}.max_request_line;  // longer request line: 414
+    std::size_t max_header_bytes = parse_limits{}.max_header_bytes;  // longer header section: 431
+    std::size_t max_headers = parse_limits{}.max_headers;            // more field lines: 431
+    std::uint64_t max_body = parse_limits{}.max_body;                // larger body, declared or chunked: 413
+
+    // Deadlines. Header: the whole header section must arrive within it, counted from the first
+    // byte of the request (408, then close). Body: the whole body must arrive within it, counted
+    // from the end of the head (408, then close). Idle: a keep-alive connection with no request
+    // in progress is closed silently. Write: a response that makes no progress for this long is
+    // abandoned and the connection closed.
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds body_timeout{30'000};
+    std::chrono::milliseconds idle_timeout{60'000};
+    std::chrono::milliseconds write_timeout{30'000};
+    // After an error response, how long unread request bytes are drained before closing, so
+    // the client reads the response instead of a reset.
+    std::chrono::milliseconds linger_timeout{2'000};
+    // stop(): how long connections with work in flight may take to finish; run() then returns.
+    std::chrono::milliseconds stop_timeout{10'000};
+    // stop(): how long deferred answers may still complete and push streams still be written
+    // to, after the on_stop hooks ran. Then each answer not completed is answered 503 with
+    // Connection: close, and each push stream is ended with its last chunk (docs/stopping.md).
+    std::chrono::milliseconds stop_grace{250};
+    // A deferred answer (response::defer) not completed within this is answered 503 Service
+    // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
+    // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
+    std::chrono::milliseconds deferred_timeout{30'000};
+
+    // Connections beyond this are answered 503 and closed at once.
+    std::size_t max_connections = 10'000;
+    // Unsent output above which a connection stops reading requests until the client reads;
+    // also the buffered bytes above which a push stream's write() says backlogged.
+    std::size_t write_high_water = 64 * 1024;
+    // A push stream's bytes held for a client that does not read them (queued and unsent
+    // together): beyond this the stream is closed and so is its connection. Many subscribers
+    // together are bounded by max_buffered below, not by this alone.
+    std::size_t max_push_buffer = 1024 * 1024;
+    // The kernel send buffer (SO_SNDBUF) of a connection once it carries a push stream; 0
+    // leaves the kernel's own sizing. Left to itself Linux grows it to megabytes per socket,
+    // output that max_push_buffer and max_buffered do not see and that every close of a
+    // subscriber that stopped reading must free at once (with 2,000 of them, tens of ms of
+    // one loop's time). 64 KiB keeps an event stream's pace (64 KiB a round trip) while the
+    // rest of what a slow client has not taken waits where the budget counts it.
+    std::size_t push_socket_buffer = 64 * 1024;
+    // Request bytes all connections together may buffer beyond their standard request buffer
+    // (bodies being read, requests queued behind a slow reader), and response bytes parked for
+    // clients that have not taken them. Past it, a connection whose buffer would grow is not
+    // read, nor is any new request, until memory is given back: the server slows instead of
+    // running out, and one that cannot go on within its body deadline is answered 408. Split
+    // evenly between the loops under sharded; one count for every worker under shared. A
+    // single body larger than the budget is still read when nothing else holds any.
+    // Push streams' unsent output (response::defer().stream()) may hold half of it: past that
+    // the stream whose client stalled longest is closed, its unsent bytes dropped, so that
+    // subscribers who do not read never stop the server reading anyone's requests.
+    std::size_t max_buffered = 64 * 1024 * 1024;
+    int listen_backlog = 1024;
+
+    // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.
+    unsigned workers = 0;
+    // Pin worker i to cpus[i % cpus.size()]; with pin_workers and no list, worker i to CPU i.
+    bool pin_workers = false;
+    std::vector<int> cpus;
+    // Called on each worker thread before it serves (thread-local set-up); argument: index.
+    std::function<void(unsigned)> on_worker_start;
+    // sharded: one SO_REUSEPORT listener per loop (true), or one acceptor thread handing
+    // connections round-robin to the loops (false; also used where SO_REUSEPORT is missing).
+    bool reuse_port = true;
+
+    // Observers (server/hooks.hpp). Usually set through basic_server::on_response, on_error
+    // and serve_metrics, which chain several; set them before run() or start(). Each is
+    // tested only where it is called, so an unset one costs a test of an empty function.
+    // on_response: every response the server queues, with its rejection reason.
+    std::function<void(const response_event&)> on_response;
+    // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
+    // Also a stream's source that threw (its body is cut; the head has left, so no 500): the
+    // request then has only its method and target, its head being gone.
+    std::function<void(std::string_view what, const request&)> on_error;
+    // on_rejection: the server answers a request itself (a rejection, or the 500 after a
+    // throw); fields the hook adds with header() go on that answer (request id, security
+    // headers), and a body it writes (res.json(...), res.html(...)) replaces the plain text
+    // one. The status is the server's: a hook that changes it gets the plain answer. Not
+    // called for the fixed 503 at accept.
+    std::function<void(response&, rejection)> on_rejection;
+    // on_connection: a connection was admitted or closed, on loop `loop`.
+    std::function<void(connection_change, std::size_t loop)> on_connection;
+    // on_stop: stop() has begun; called once, on a serving thread, before push streams and
+    // deferred answers are ended (set through basic_server::on_stop).
+    std::function<void()> on_stop;
+};
+
+} // namespace skiff
+
+#endif // SKIFF_SERVER_OPTIONS_HPP
+// end skiff/server/options.hpp
+// begin skiff/server/push_ledger.hpp
+// The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
+// in the order they stalled, and the bytes they hold together: what the session consults to
+// keep slow subscribers from stalling everyone (session.hpp, shed_slow_pushes).
+//
+// The rule, and why. Push output a client does not take has its own share of the budget:
+// half of max_buffered (this loop's part under sharded). While push output together holds
+// more than that, the stream that stalled longest ago (its unsent output has not drained to
+// nothing since) is shed: closed at once, its unsent bytes dropped. Reads never stop for it,
+// since push output alone cannot fill the budget, so clients that read keep being served.
+// This is nginx's send_timeout and uWebSockets' maxBackpressure (a socket that cannot take
+// what it is sent is closed, not waited for), and what Go SSE servers do per subscriber
+// (drop a subscriber whose channel is full), applied where memory is short rather than per
+// stream only (max_push_buffer still bounds each). The oldest-stalled is chosen, not the
+// largest, because it is found in constant time and because a subscriber that keeps up
+// drains to nothing again and again, so it is always among the youngest: the ones shed are
+// those that took nothing for longest.
+//
+// Invariants: a stream is in the line exactly while it holds a nonzero charge; held() is the
+// sum of the charges in line. Not thread-safe: touched only by the thread serving push
+// streams at that moment (the loop's; under shared, the one holding the hub's process lock),
+// like a deferred_state's other loop-side fields (loop_hub.hpp).
+#ifndef SKIFF_SERVER_PUSH_LEDGER_HPP
+#define SKIFF_SERVER_PUSH_LEDGER_HPP
+
+#include <cstddef>  // std::size_t
+
+namespace skiff::detail {
+
+// Stream: has `Stream* stalled_prev, *stalled_next` and `std::size_t stalled_bytes` (its charge).
+template <class Stream>
+class push_ledger {
+public:
+    void set_share(std::size_t bytes) noexcept { share_ = bytes; }
+    std::size_t share() const noexcept { return share_; }
+    std::size_t held() const noexcept { return held_; }
+    bool over() const noexcept { return held_ > share_; }
+
+    // The stream that stalled longest ago, or nullptr when none holds anything.
+    Stream* oldest() const noexcept { return head_; }
+
+    // s's unsent output now holds `bytes`. From nothing it joins the line at its end (it
+    // stalled now); to nothing it leaves (it caught up); otherwise it keeps its place.
+    void note(Stream& s, std::size_t bytes) noexcept {
+        if (s.stalled_bytes == 0 && bytes != 0) link(s);
+        else if (s.stalled_bytes != 0 && bytes == 0) unlink(s);
+        held_ = held_ - s.stalled_bytes + bytes;
+        s.stalled_bytes = bytes;
+    }
+    void forget(Stream& s) noexcept { note(s, 0); }
+
+private:
+    void link(Stream& s) noexcept {
+        s.stalled_prev = tail_;
+        s.stalled_next = nullptr;
+        if (tail_) tail_->stalled_next = &s;
+        else head_ = &s;
+        tail_ = &s;
+    }
+    void unlink(Stream& s) noexcept {
+        if (s.stalled_prev) s.stalled_prev->stalled_next = s.stalled_next;
+        else head_ = s.stalled_next;
+        if (s.stalled_next) s.stalled_next->stalled_prev = s.stalled_prev;
+        else tail_ = s.stalled_prev;
+        s.stalled_prev = s.stalled_next = nullptr;
+    }
+
+    Stream* head_ = nullptr;  // stalled longest ago
+    Stream* tail_ = nullptr;
+    std::size_t held_ = 0;
+    std::size_t share_ = static_cast<std::size_t>(-1);  // the session sets half of max_buffered
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_PUSH_LEDGER_HPP
+// end skiff/server/push_ledger.hpp
+
+#include <atomic>       // flags and byte counts read by producers on other threads
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t, std::uint8_t
+#include <functional>   // a push stream's writable callback; what runs when an answer settles
+#include <memory>       // std::enable_shared_from_this: the hub keeps a state whose socket it watches
+#include <string>       // an answer's body and fields
+#include <utility>      // std::pair
+#include <vector>       // an answer's fields
+
+namespace skiff::detail {
+
+struct connection;
+
+// How a deferred answer was completed.
+enum class answer_kind : std::uint8_t {
+    none,     // not yet
+    whole,    // status, fields and a body, sent at once
+    push,     // status and fields now; the body is pushed by a producer (push_stream)
+};
+
+// Where the loop is with a deferred answer's connection.
+enum class link_state : std::uint8_t {
+    unbound,   // shared policy: the worker that read the request has not handed it over yet
+    bound,     // the connection waits on this answer
+    finished,  // the answer is written, or the connection went: completions are dropped
+};
+
+// A push stream as its producer sees it.
+enum class push_state : std::uint8_t { open, closed };
+
+// Loop-side: whether a push answer's head is written, so that its stream can be ended.
+enum class push_progress : std::uint8_t { head_pending, streaming };
+// Loop-side: the server's stop ended this answer's push stream (or will, once its head is
+// written: a completion that raced the stop).
+enum class stop_mark : std::uint8_t { none, end_stream };
+
+// Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
+struct deferred_state : std::enable_shared_from_this<deferred_state> {
+    // Set by defer() on the loop, then read-only.
+    bool head_request = false;  // HEAD: the answer's body is not sent
+    bool http10 = false;
+    std::int64_t push_limit = 0;  // options::max_push_buffer
+    std::size_t push_high_water = 0;  // options::write_high_water
+    // The fields the chain wrote before defer() (middleware's included), taken out of the
+    // batch then and written in front of the answer's own when it completes (response.hpp).
+    held_fields head_fields;
+
+    // Written by the one thread that wins `done`, before it posts the answer to the loop (the
+    // hub's mutex orders the two).
+    std::atomic<bool> done{false};
+    answer_kind kind = answer_kind::none;
+    int status = 200;
+    std::string content_type;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string body;
+
+    // Read by any thread, written by the loop.
+    std::atomic<bool> cancelled{false};  // the client went, the deadline passed, or the server stopped
+    std::atomic<push_state> push{push_state::open};
+    std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
+    std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
+    std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
+    // Set by a write() that says backlogged, before it posts its bytes (so the loop sees it when
+    // it applies them); the loop clears it when it tells on_writable the backlog drained.
+    std::atomic<bool> wants_writable{false};
+
+    // Loop-side (see the file comment).
+    connection* conn = nullptr;
+    link_state link = link_state::unbound;
+    bool answer_waiting = false;  // shared: completed before the hand-over
+    std::string early;            // shared: pushed before the hand-over
+    bool early_last = false;
+    // shared: what the hub watches the connection's socket for while it holds it
+    // (loop_hub::watch_socket): watch_read, the client going; watch_write, a push stream's
+    // parked bytes; watch_none, nothing.
+    std::uint8_t socket_watch = watch_none;
+    std::uint64_t deadline_timer = 0;
+    push_progress progress = push_progress::head_pending;
+    stop_mark at_stop = stop_mark::none;
+    // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
+    std::function<void(bool ended)> on_writable;
+    // Runs once, on the loop, when the connection stops waiting on this answer (it is
+    // written, a push stream ended, or the connection went): middleware that holds something
+    // for the request's whole life (concurrency_limit) lets go here; added to with
+    // append_call (detail/call_chain.hpp), so several run in order.
+    std::function<void()> on_settled;
+    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
+    // holds there (0: not in line) and its neighbours, stalled before and after it.
+    std::size_t stalled_bytes = 0;
+    deferred_state* stalled_prev = nullptr;
+    deferred_state* stalled_next = nullptr;
+};
+
+// ---- push_stream::on_writable, on the thread that serves the stream ------------------------
+
+// Once a write() said backlogged and what waits (queued and unsent) is down to half of
+// write_high_water: the producer may write again. Half, so that a producer woken writes a
+// good run before the next backlog, not one piece per wake.
+inline void tell_if_drained(deferred_state& s) {
+    if (!s.on_writable || !s.wants_writable.load(std::memory_order_relaxed)) return;
+    std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
+    if (held > s.push_high_water / 2 || !s.wants_writable.exchange(false, std::memory_order_relaxed)) return;
+    call_guarded([&] { s.on_writable(false); }, [] {});
+}
+
+// The stream ended (the client went, its bound passed, the server stopped, or close()): the
+// callback hears it once, and is then dropped with what it holds.
+inline void tell_ended(deferred_state& s) {
+    if (!s.on_writable) return;
+    std::function<void(bool)> fn = std::move(s.on_writable);
+    s.on_writable = nullptr;
+    call_guarded([&] { fn(true); }, [] {});
+}
+
+// The registration, posted by the producer: a stream that already ended or already drained
+// is told at once, so a producer that registers late is not left waiting.
+inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
+    s.on_writable = std::move(fn);
+    if (s.link == link_state::finished) return tell_ended(s);
+    tell_if_drained(s);
+}
+
+// The loop's side, called by the hub on the thread that serves the connection. It knows
+// nothing of answers: the feature's code (async/answer_wait.hpp) runs through the door of the
+// session that serves the connection, and the loop only settles the connection afterwards.
+class loop_context {
+public:
+    using handed_call = fate (*)(door& d, connection& c, void* arg);
+    // Whether a deadline the shared policy's reaper found passed comes first (an event on the
+    // connection's socket), as for any event the loop serves.
+    enum class expiry : std::uint8_t { ignored, served_first };
+
+    // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
+    // and under shared c goes back to the workers once it is no longer handed.
+    virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
+    // The server stops: answers from now on say Connection: close (a stop the hub saw before
+    // this loop looked at the stop flag).
+    virtual void begin_stop() = 0;
+
+protected:
+    ~loop_context() = default;
+};
+
+// Called through a table of function pointers that the concrete hub fills, not through
+// virtual functions: GCC devirtualises a call speculatively when one derived class is in
+// sight, and would so compile the concrete hub (and its mutex) into every program.
+class loop_hub {
+public:
+    // The set is going: posts are refused from now on, and the hub lives on only as long as
+    // handles still name it.
+    void detach() noexcept { ops_->detach(this); }
+    // Whether a poller event's data is the hub's (its notifier or a watched descriptor).
+    bool claims(const void* data) const noexcept { return ops_->claims(this, data); }
+    void on_event(const void* data, loop_context& ctx) { ops_->on_event(this, data, ctx); }
+    // The wait timeout given the loop's own (-1: none), shortened to the next timer.
+    int timeout(int base, std::int64_t now_ms) noexcept { return ops_->timeout(this, base, now_ms); }
+    // Once a turn: runs the timers that are due.
+    void on_turn(std::int64_t now_ms, loop_context& ctx) { ops_->on_turn(this, now_ms, ctx); }
+    // Runs fn as the hub's processor (under its process lock), so that no completion is
+    // applied meanwhile (under shared, on another thread).
+    void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
+    // The connection stopped waiting on s: its deadline timer is dropped (and its
+    // writability watch, if any).
+    void forget(deferred_state& s) { ops_->forget(this, s); }
+    // shared: a connection waiting on a deferred answer belongs to the hub, not to the
+    // workers, until the answer is written. The hub watches its socket in its stead, aimed at s
+    // (socket_ready() on the loop_context): for reading while it waits (the client going), for
+    // writing while a push stream's bytes are parked. One-shot: once per call.
+    void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
+    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
+    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
+    // Once per hub; a later call does nothing.
+    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
+
+protected:
+    struct ops {
+        void (*detach)(loop_hub*) noexcept;
+        bool (*claims)(const loop_hub*, const void*) noexcept;
+        void (*on_event)(loop_hub*, const void*, loop_context&);
+        int (*timeout)(loop_hub*, int, std::int64_t) noexcept;
+        void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
+        void (*exclusive)(loop_hub*, void (*)(void*), void*);
+        void (*forget)(loop_hub*, deferred_state&);
+        void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
+        void (*begin_stop)(loop_hub*, std::int64_t);
+    };
+    explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
+    ~loop_hub() = default;
+
+private:
+    const ops* ops_;
+};
+
+// What a loop lends each response so that defer() can find its hub (or start it: single
+// starts it on the first defer, the threaded policies at listen), and the options it needs.
+struct hub_anchor {
+    loop_hub* hub = nullptr;
+    default_poller* poller = nullptr;
+    poll_mode mode = poll_mode::level;  // how watched descriptors are registered
+    std::int64_t deferred_timeout_ms = 0;
+    std::int64_t push_limit = 0;
+    std::size_t push_high_water = 0;
+    // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
+    // one per budget, so per loop, or one for a shared server's workers.
+    push_ledger<deferred_state> pushes;
+
+    // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
+    void open(default_poller& p, const options& opt, std::size_t budget) {
+        poller = &p;
+        deferred_timeout_ms = opt.deferred_timeout.count();
+        push_limit = static_cast<std::int64_t>(opt.max_push_buffer);
+        push_high_water = opt.write_high_water;
+        pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
+    }
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_SERVER_LOOP_HUB_HPP
+// end skiff/server/loop_hub.hpp
 // begin skiff/server/writer.hpp
 // The pipelined-flush writer: responses to every request parsed from one read are built, one
 // after another, in the loop's batch buffer, and leave in one send(). What the socket does not
@@ -6249,6 +6685,19 @@ public:
 protected:
     ~door() = default;
 };
+
+// A step a feature brings its handed connection from elsewhere (the hub, on the loop that
+// serves c): step(taker, door, c), where c's taker is a Taker, run through
+// loop_context::serve_handed, which settles c after it.
+template <class Taker, class Step>
+void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step& step) {
+    ctx.serve_handed(
+        c,
+        [](door& d, connection& at, void* p) -> fate {
+            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.stream->taker), d, at);
+        },
+        &step, e);
+}
 
 // The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.
 constexpr std::string_view continue_interim = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -7503,122 +7952,6 @@ private:
 
 #endif // SKIFF_ROUTER_ROUTER_HPP
 // end skiff/router/router.hpp
-// begin skiff/server/options.hpp
-// Every runtime limit and deadline of a server, with the defaults a public-facing server can
-// trust. Threading is chosen at compile time by the policy (policy.hpp), not here.
-#ifndef SKIFF_SERVER_OPTIONS_HPP
-#define SKIFF_SERVER_OPTIONS_HPP
-
-
-#include <chrono>      // std::chrono::milliseconds
-#include <cstddef>     // std::size_t
-#include <cstdint>     // std::uint64_t
-#include <functional>  // std::function for the worker start hook and the observers
-#include <string_view> // what a handler threw
-#include <vector>      // std::vector of CPUs
-
-namespace skiff {
-
-class request;   // http/request.hpp
-class response;  // http/response.hpp
-
-struct options {
-    // Request limits (RFC 9110 §15.5 statuses). The defaults are parse_limits' own (8 KiB,
-    // 8 KiB, 100, 1 MiB), taken from it so that the two cannot drift apart.
-    std::size_t max_request_line = parse_limits{}.max_request_line;  // longer request line: 414
-    std::size_t max_header_bytes = parse_limits{}.max_header_bytes;  // longer header section: 431
-    std::size_t max_headers = parse_limits{}.max_headers;            // more field lines: 431
-    std::uint64_t max_body = parse_limits{}.max_body;                // larger body, declared or chunked: 413
-
-    // Deadlines. Header: the whole header section must arrive within it, counted from the first
-    // byte of the request (408, then close). Body: the whole body must arrive within it, counted
-    // from the end of the head (408, then close). Idle: a keep-alive connection with no request
-    // in progress is closed silently. Write: a response that makes no progress for this long is
-    // abandoned and the connection closed.
-    std::chrono::milliseconds header_timeout{10'000};
-    std::chrono::milliseconds body_timeout{30'000};
-    std::chrono::milliseconds idle_timeout{60'000};
-    std::chrono::milliseconds write_timeout{30'000};
-    // After an error response, how long unread request bytes are drained before closing, so
-    // the client reads the response instead of a reset.
-    std::chrono::milliseconds linger_timeout{2'000};
-    // stop(): how long connections with work in flight may take to finish; run() then returns.
-    std::chrono::milliseconds stop_timeout{10'000};
-    // stop(): how long deferred answers may still complete and push streams still be written
-    // to, after the on_stop hooks ran. Then each answer not completed is answered 503 with
-    // Connection: close, and each push stream is ended with its last chunk (docs/stopping.md).
-    std::chrono::milliseconds stop_grace{250};
-    // A deferred answer (response::defer) not completed within this is answered 503 Service
-    // Unavailable by the server (the handler's work, not an upstream the server proxies, ran
-    // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
-    std::chrono::milliseconds deferred_timeout{30'000};
-
-    // Connections beyond this are answered 503 and closed at once.
-    std::size_t max_connections = 10'000;
-    // Unsent output above which a connection stops reading requests until the client reads;
-    // also the buffered bytes above which a push stream's write() says backlogged.
-    std::size_t write_high_water = 64 * 1024;
-    // A push stream's bytes held for a client that does not read them (queued and unsent
-    // together): beyond this the stream is closed and so is its connection. Many subscribers
-    // together are bounded by max_buffered below, not by this alone.
-    std::size_t max_push_buffer = 1024 * 1024;
-    // The kernel send buffer (SO_SNDBUF) of a connection once it carries a push stream; 0
-    // leaves the kernel's own sizing. Left to itself Linux grows it to megabytes per socket,
-    // output that max_push_buffer and max_buffered do not see and that every close of a
-    // subscriber that stopped reading must free at once (with 2,000 of them, tens of ms of
-    // one loop's time). 64 KiB keeps an event stream's pace (64 KiB a round trip) while the
-    // rest of what a slow client has not taken waits where the budget counts it.
-    std::size_t push_socket_buffer = 64 * 1024;
-    // Request bytes all connections together may buffer beyond their standard request buffer
-    // (bodies being read, requests queued behind a slow reader), and response bytes parked for
-    // clients that have not taken them. Past it, a connection whose buffer would grow is not
-    // read, nor is any new request, until memory is given back: the server slows instead of
-    // running out, and one that cannot go on within its body deadline is answered 408. Split
-    // evenly between the loops under sharded; one count for every worker under shared. A
-    // single body larger than the budget is still read when nothing else holds any.
-    // Push streams' unsent output (response::defer().stream()) may hold half of it: past that
-    // the stream whose client stalled longest is closed, its unsent bytes dropped, so that
-    // subscribers who do not read never stop the server reading anyone's requests.
-    std::size_t max_buffered = 64 * 1024 * 1024;
-    int listen_backlog = 1024;
-
-    // Threads for the sharded and shared policies: 0 means one per CPU. Ignored by single.
-    unsigned workers = 0;
-    // Pin worker i to cpus[i % cpus.size()]; with pin_workers and no list, worker i to CPU i.
-    bool pin_workers = false;
-    std::vector<int> cpus;
-    // Called on each worker thread before it serves (thread-local set-up); argument: index.
-    std::function<void(unsigned)> on_worker_start;
-    // sharded: one SO_REUSEPORT listener per loop (true), or one acceptor thread handing
-    // connections round-robin to the loops (false; also used where SO_REUSEPORT is missing).
-    bool reuse_port = true;
-
-    // Observers (server/hooks.hpp). Usually set through basic_server::on_response, on_error
-    // and serve_metrics, which chain several; set them before run() or start(). Each is
-    // tested only where it is called, so an unset one costs a test of an empty function.
-    // on_response: every response the server queues, with its rejection reason.
-    std::function<void(const response_event&)> on_response;
-    // on_error: a handler threw; what() (or "unknown exception"), before the 500 is queued.
-    // Also a stream's source that threw (its body is cut; the head has left, so no 500): the
-    // request then has only its method and target, its head being gone.
-    std::function<void(std::string_view what, const request&)> on_error;
-    // on_rejection: the server answers a request itself (a rejection, or the 500 after a
-    // throw); fields the hook adds with header() go on that answer (request id, security
-    // headers), and a body it writes (res.json(...), res.html(...)) replaces the plain text
-    // one. The status is the server's: a hook that changes it gets the plain answer. Not
-    // called for the fixed 503 at accept.
-    std::function<void(response&, rejection)> on_rejection;
-    // on_connection: a connection was admitted or closed, on loop `loop`.
-    std::function<void(connection_change, std::size_t loop)> on_connection;
-    // on_stop: stop() has begun; called once, on a serving thread, before push streams and
-    // deferred answers are ended (set through basic_server::on_stop).
-    std::function<void()> on_stop;
-};
-
-} // namespace skiff
-
-#endif // SKIFF_SERVER_OPTIONS_HPP
-// end skiff/server/options.hpp
 // begin skiff/server/policy.hpp
 // Threading policies, chosen at compile time: basic_server<Policy>. What a program does not
 // choose is not compiled into it: `single` instantiates no std::thread, atomic or mutex.
@@ -7730,326 +8063,6 @@ inline std::int64_t tick_for(const options& o) noexcept {
 
 #endif // SKIFF_SERVER_LOOP_TIME_HPP
 // end skiff/server/loop_time.hpp
-// begin skiff/server/loop_hub.hpp
-// What a loop and its deferred answers share, as interfaces only: the state of one deferred
-// answer (deferred_state), the loop's side (loop_context, implemented by event_loop: it runs a
-// handed connection's turn through the session's door, knowing nothing of answers), and the
-// hub that carries work to the loop from other threads (loop_hub, implemented by
-// async/hub.hpp). The code that applies an answer is async/answer_wait.hpp's.
-//
-// It does not lock, wake or own a thread: the mutex and the notifier live in the concrete hub,
-// which a program instantiates only by deferring or by asking a server for its loop. So the
-// loop reaches the hub through a pointer that stays null and a few virtual calls, and a single
-// program that never defers compiles no mutex (tests/compile/no_thread_symbols.cmake).
-//
-// Invariants: a deferred_state's loop-side fields (conn, link, early, answer_waiting,
-// socket_watch, on_writable) are touched only by the thread that serves its connection at that
-// moment, which is the loop's thread (single, sharded) or the one holding the hub's process
-// lock (shared). `conn` is set
-// while the connection waits on this answer and cleared the moment it stops (answer written,
-// connection closed): a completion that finds it cleared is dropped, so a handle never reaches
-// a connection it no longer names, however its slot has been reused since.
-#ifndef SKIFF_SERVER_LOOP_HUB_HPP
-#define SKIFF_SERVER_LOOP_HUB_HPP
-
-// begin skiff/server/push_ledger.hpp
-// The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
-// in the order they stalled, and the bytes they hold together: what the session consults to
-// keep slow subscribers from stalling everyone (session.hpp, shed_slow_pushes).
-//
-// The rule, and why. Push output a client does not take has its own share of the budget:
-// half of max_buffered (this loop's part under sharded). While push output together holds
-// more than that, the stream that stalled longest ago (its unsent output has not drained to
-// nothing since) is shed: closed at once, its unsent bytes dropped. Reads never stop for it,
-// since push output alone cannot fill the budget, so clients that read keep being served.
-// This is nginx's send_timeout and uWebSockets' maxBackpressure (a socket that cannot take
-// what it is sent is closed, not waited for), and what Go SSE servers do per subscriber
-// (drop a subscriber whose channel is full), applied where memory is short rather than per
-// stream only (max_push_buffer still bounds each). The oldest-stalled is chosen, not the
-// largest, because it is found in constant time and because a subscriber that keeps up
-// drains to nothing again and again, so it is always among the youngest: the ones shed are
-// those that took nothing for longest.
-//
-// Invariants: a stream is in the line exactly while it holds a nonzero charge; held() is the
-// sum of the charges in line. Not thread-safe: touched only by the thread serving push
-// streams at that moment (the loop's; under shared, the one holding the hub's process lock),
-// like a deferred_state's other loop-side fields (loop_hub.hpp).
-#ifndef SKIFF_SERVER_PUSH_LEDGER_HPP
-#define SKIFF_SERVER_PUSH_LEDGER_HPP
-
-#include <cstddef>  // std::size_t
-
-namespace skiff::detail {
-
-// Stream: has `Stream* stalled_prev, *stalled_next` and `std::size_t stalled_bytes` (its charge).
-template <class Stream>
-class push_ledger {
-public:
-    void set_share(std::size_t bytes) noexcept { share_ = bytes; }
-    std::size_t share() const noexcept { return share_; }
-    std::size_t held() const noexcept { return held_; }
-    bool over() const noexcept { return held_ > share_; }
-
-    // The stream that stalled longest ago, or nullptr when none holds anything.
-    Stream* oldest() const noexcept { return head_; }
-
-    // s's unsent output now holds `bytes`. From nothing it joins the line at its end (it
-    // stalled now); to nothing it leaves (it caught up); otherwise it keeps its place.
-    void note(Stream& s, std::size_t bytes) noexcept {
-        if (s.stalled_bytes == 0 && bytes != 0) link(s);
-        else if (s.stalled_bytes != 0 && bytes == 0) unlink(s);
-        held_ = held_ - s.stalled_bytes + bytes;
-        s.stalled_bytes = bytes;
-    }
-    void forget(Stream& s) noexcept { note(s, 0); }
-
-private:
-    void link(Stream& s) noexcept {
-        s.stalled_prev = tail_;
-        s.stalled_next = nullptr;
-        if (tail_) tail_->stalled_next = &s;
-        else head_ = &s;
-        tail_ = &s;
-    }
-    void unlink(Stream& s) noexcept {
-        if (s.stalled_prev) s.stalled_prev->stalled_next = s.stalled_next;
-        else head_ = s.stalled_next;
-        if (s.stalled_next) s.stalled_next->stalled_prev = s.stalled_prev;
-        else tail_ = s.stalled_prev;
-        s.stalled_prev = s.stalled_next = nullptr;
-    }
-
-    Stream* head_ = nullptr;  // stalled longest ago
-    Stream* tail_ = nullptr;
-    std::size_t held_ = 0;
-    std::size_t share_ = static_cast<std::size_t>(-1);  // the session sets half of max_buffered
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_PUSH_LEDGER_HPP
-// end skiff/server/push_ledger.hpp
-
-#include <atomic>       // flags and byte counts read by producers on other threads
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::int64_t, std::uint8_t
-#include <functional>   // a push stream's writable callback; what runs when an answer settles
-#include <memory>       // std::enable_shared_from_this: the hub keeps a state whose socket it watches
-#include <string>       // an answer's body and fields
-#include <utility>      // std::pair
-#include <vector>       // an answer's fields
-
-namespace skiff::detail {
-
-struct connection;
-
-// How a deferred answer was completed.
-enum class answer_kind : std::uint8_t {
-    none,     // not yet
-    whole,    // status, fields and a body, sent at once
-    push,     // status and fields now; the body is pushed by a producer (push_stream)
-};
-
-// Where the loop is with a deferred answer's connection.
-enum class link_state : std::uint8_t {
-    unbound,   // shared policy: the worker that read the request has not handed it over yet
-    bound,     // the connection waits on this answer
-    finished,  // the answer is written, or the connection went: completions are dropped
-};
-
-// A push stream as its producer sees it.
-enum class push_state : std::uint8_t { open, closed };
-
-// Loop-side: whether a push answer's head is written, so that its stream can be ended.
-enum class push_progress : std::uint8_t { head_pending, streaming };
-// Loop-side: the server's stop ended this answer's push stream (or will, once its head is
-// written: a completion that raced the stop).
-enum class stop_mark : std::uint8_t { none, end_stream };
-
-// Made by defer() as a shared_ptr (the handles and the tasks in flight hold it).
-struct deferred_state : std::enable_shared_from_this<deferred_state> {
-    // Set by defer() on the loop, then read-only.
-    bool head_request = false;  // HEAD: the answer's body is not sent
-    bool http10 = false;
-    std::int64_t push_limit = 0;  // options::max_push_buffer
-    std::size_t push_high_water = 0;  // options::write_high_water
-    // The fields the chain wrote before defer() (middleware's included), taken out of the
-    // batch then and written in front of the answer's own when it completes (response.hpp).
-    held_fields head_fields;
-
-    // Written by the one thread that wins `done`, before it posts the answer to the loop (the
-    // hub's mutex orders the two).
-    std::atomic<bool> done{false};
-    answer_kind kind = answer_kind::none;
-    int status = 200;
-    std::string content_type;
-    std::vector<std::pair<std::string, std::string>> fields;
-    std::string body;
-
-    // Read by any thread, written by the loop.
-    std::atomic<bool> cancelled{false};  // the client went, the deadline passed, or the server stopped
-    std::atomic<push_state> push{push_state::open};
-    std::atomic<std::size_t> queued{0};  // pushed bytes not yet taken by the loop
-    std::atomic<std::size_t> parked{0};  // bytes the socket has not taken yet
-    std::atomic<bool> overflowed{false};  // the producer passed max_push_buffer: the loop closes
-    // Set by a write() that says backlogged, before it posts its bytes (so the loop sees it when
-    // it applies them); the loop clears it when it tells on_writable the backlog drained.
-    std::atomic<bool> wants_writable{false};
-
-    // Loop-side (see the file comment).
-    connection* conn = nullptr;
-    link_state link = link_state::unbound;
-    bool answer_waiting = false;  // shared: completed before the hand-over
-    std::string early;            // shared: pushed before the hand-over
-    bool early_last = false;
-    // shared: what the hub watches the connection's socket for while it holds it
-    // (loop_hub::watch_socket): watch_read, the client going; watch_write, a push stream's
-    // parked bytes; watch_none, nothing.
-    std::uint8_t socket_watch = watch_none;
-    std::uint64_t deadline_timer = 0;
-    push_progress progress = push_progress::head_pending;
-    stop_mark at_stop = stop_mark::none;
-    // push_stream::on_writable's callback: false, the backlog drained; true, the stream ended.
-    std::function<void(bool ended)> on_writable;
-    // Runs once, on the loop, when the connection stops waiting on this answer (it is
-    // written, a push stream ended, or the connection went): middleware that holds something
-    // for the request's whole life (concurrency_limit) lets go here; added to with
-    // append_call (detail/call_chain.hpp), so several run in order.
-    std::function<void()> on_settled;
-    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
-    // holds there (0: not in line) and its neighbours, stalled before and after it.
-    std::size_t stalled_bytes = 0;
-    deferred_state* stalled_prev = nullptr;
-    deferred_state* stalled_next = nullptr;
-};
-
-// ---- push_stream::on_writable, on the thread that serves the stream ------------------------
-
-// Once a write() said backlogged and what waits (queued and unsent) is down to half of
-// write_high_water: the producer may write again. Half, so that a producer woken writes a
-// good run before the next backlog, not one piece per wake.
-inline void tell_if_drained(deferred_state& s) {
-    if (!s.on_writable || !s.wants_writable.load(std::memory_order_relaxed)) return;
-    std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
-    if (held > s.push_high_water / 2 || !s.wants_writable.exchange(false, std::memory_order_relaxed)) return;
-    call_guarded([&] { s.on_writable(false); }, [] {});
-}
-
-// The stream ended (the client went, its bound passed, the server stopped, or close()): the
-// callback hears it once, and is then dropped with what it holds.
-inline void tell_ended(deferred_state& s) {
-    if (!s.on_writable) return;
-    std::function<void(bool)> fn = std::move(s.on_writable);
-    s.on_writable = nullptr;
-    call_guarded([&] { fn(true); }, [] {});
-}
-
-// The registration, posted by the producer: a stream that already ended or already drained
-// is told at once, so a producer that registers late is not left waiting.
-inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
-    s.on_writable = std::move(fn);
-    if (s.link == link_state::finished) return tell_ended(s);
-    tell_if_drained(s);
-}
-
-// The loop's side, called by the hub on the thread that serves the connection. It knows
-// nothing of answers: the feature's code (async/answer_wait.hpp) runs through the door of the
-// session that serves the connection, and the loop only settles the connection afterwards.
-class loop_context {
-public:
-    using handed_call = fate (*)(door& d, connection& c, void* arg);
-    // Whether a deadline the shared policy's reaper found passed comes first (an event on the
-    // connection's socket), as for any event the loop serves.
-    enum class expiry : std::uint8_t { ignored, served_first };
-
-    // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
-    // and under shared c goes back to the workers once it is no longer handed.
-    virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
-    // The server stops: answers from now on say Connection: close (a stop the hub saw before
-    // this loop looked at the stop flag).
-    virtual void begin_stop() = 0;
-
-protected:
-    ~loop_context() = default;
-};
-
-// Called through a table of function pointers that the concrete hub fills, not through
-// virtual functions: GCC devirtualises a call speculatively when one derived class is in
-// sight, and would so compile the concrete hub (and its mutex) into every program.
-class loop_hub {
-public:
-    // The set is going: posts are refused from now on, and the hub lives on only as long as
-    // handles still name it.
-    void detach() noexcept { ops_->detach(this); }
-    // Whether a poller event's data is the hub's (its notifier or a watched descriptor).
-    bool claims(const void* data) const noexcept { return ops_->claims(this, data); }
-    void on_event(const void* data, loop_context& ctx) { ops_->on_event(this, data, ctx); }
-    // The wait timeout given the loop's own (-1: none), shortened to the next timer.
-    int timeout(int base, std::int64_t now_ms) noexcept { return ops_->timeout(this, base, now_ms); }
-    // Once a turn: runs the timers that are due.
-    void on_turn(std::int64_t now_ms, loop_context& ctx) { ops_->on_turn(this, now_ms, ctx); }
-    // Runs fn as the hub's processor (under its process lock), so that no completion is
-    // applied meanwhile (under shared, on another thread).
-    void exclusive(void (*fn)(void*), void* arg) { ops_->exclusive(this, fn, arg); }
-    // The connection stopped waiting on s: its deadline timer is dropped (and its
-    // writability watch, if any).
-    void forget(deferred_state& s) { ops_->forget(this, s); }
-    // shared: a connection waiting on a deferred answer belongs to the hub, not to the
-    // workers, until the answer is written. The hub watches its socket in its stead, aimed at s
-    // (socket_ready() on the loop_context): for reading while it waits (the client going), for
-    // writing while a push stream's bytes are parked. One-shot: once per call.
-    void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
-    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
-    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
-    // Once per hub; a later call does nothing.
-    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
-
-protected:
-    struct ops {
-        void (*detach)(loop_hub*) noexcept;
-        bool (*claims)(const loop_hub*, const void*) noexcept;
-        void (*on_event)(loop_hub*, const void*, loop_context&);
-        int (*timeout)(loop_hub*, int, std::int64_t) noexcept;
-        void (*on_turn)(loop_hub*, std::int64_t, loop_context&);
-        void (*exclusive)(loop_hub*, void (*)(void*), void*);
-        void (*forget)(loop_hub*, deferred_state&);
-        void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
-        void (*begin_stop)(loop_hub*, std::int64_t);
-    };
-    explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
-    ~loop_hub() = default;
-
-private:
-    const ops* ops_;
-};
-
-// What a loop lends each response so that defer() can find its hub (or start it: single
-// starts it on the first defer, the threaded policies at listen), and the options it needs.
-struct hub_anchor {
-    loop_hub* hub = nullptr;
-    default_poller* poller = nullptr;
-    poll_mode mode = poll_mode::level;  // how watched descriptors are registered
-    std::int64_t deferred_timeout_ms = 0;
-    std::int64_t push_limit = 0;
-    std::size_t push_high_water = 0;
-    // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
-    // one per budget, so per loop, or one for a shared server's workers.
-    push_ledger<deferred_state> pushes;
-
-    // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
-    void open(default_poller& p, const options& opt, std::size_t budget) {
-        poller = &p;
-        deferred_timeout_ms = opt.deferred_timeout.count();
-        push_limit = static_cast<std::int64_t>(opt.max_push_buffer);
-        push_high_water = opt.write_high_water;
-        pushes.set_share(budget / 2);  // push output's share (push_ledger.hpp says why half)
-    }
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_SERVER_LOOP_HUB_HPP
-// end skiff/server/loop_hub.hpp
 // begin skiff/server/connection_pool.hpp
 // Connection slots in fixed blocks of 64 that never move, so the pointer a poller holds for a
 // descriptor stays valid for the connection's life. A freed slot goes on a free list and is
@@ -9746,9 +9759,7 @@ public:
         hand_over_answer(c, std::move(origin));
     }
     void hand_over_answer(conn& c, request_origin origin) {
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker.reset(response_access::take_taker(s_.res_));
-        c.state = phase::handed;
+        install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
         (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
@@ -9842,6 +9853,13 @@ public:
 private:
     static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
 
+    // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
+    static void install(conn& c, std::unique_ptr<handed> taker) {
+        c.stream.reset(new stream_state{phase::reading});
+        c.stream->taker = std::move(taker);
+        c.state = phase::handed;
+    }
+
     fate after_event(fate f) {
         retired_.reset();  // a taker that finished during the event (finish, answered)
         return f;
@@ -9853,9 +9871,7 @@ private:
     pending_body describe_body(conn& c) const;
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker = std::move(taker);
-        c.state = phase::handed;
+        install(c, std::move(taker));
         std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
         retired_.reset();
         return used;
@@ -9963,10 +9979,8 @@ template <class Session>
 void session_door<Session>::answered(connection& base) {
     conn& c = own(base);
     if (stopping()) Session::close_after_output(c, phase::closing);
-    retired_ = std::move(c.stream->taker);
-    phase then = c.stream->then;
-    c.stream.reset();
-    c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+    finish(c);
+    if (c.state == phase::reading && !c.in.empty()) c.state = phase::waiting;
     if (c.state == phase::reading || c.state == phase::waiting)
         s_.arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
 }
@@ -11377,13 +11391,7 @@ private:
 // the loop after it. Dropped when s no longer names one.
 template <class Step>
 void on_answer_wait(loop_context& ctx, deferred_state& s, loop_context::expiry e, Step& step) {
-    if (s.link != link_state::bound) return;
-    ctx.serve_handed(
-        *s.conn,
-        [](door& d, connection& c, void* p) -> fate {
-            return (*static_cast<Step*>(p))(d, c, static_cast<answer_wait&>(*c.stream->taker));
-        },
-        &step, e);
+    if (s.link == link_state::bound) serve_taker<answer_wait>(ctx, *s.conn, e, step);
 }
 
 // `done` was won: write it. A push stream whose head is written and that a stop reached first
@@ -11393,7 +11401,7 @@ inline void apply_answer(loop_context& ctx, deferred_state& s) {
         s.answer_waiting = true;  // shared: applied when the worker lets the connection go
         return;
     }
-    auto step = [&s](door& d, connection& c, answer_wait& w) {
+    auto step = [&s](answer_wait& w, door& d, connection& c) {
         bool push = s.kind == answer_kind::push;
         fate f = w.on_answer(d, c);
         // s may be gone now (its timer held the last reference): only w tells whether it waits.
@@ -11412,14 +11420,14 @@ inline void apply_push(loop_context& ctx, deferred_state& s, std::string& bytes,
         s.early_last = s.early_last || last;
         return;
     }
-    auto step = [&](door& d, connection& c, answer_wait& w) { return w.on_push(d, c, bytes, last); };
+    auto step = [&](answer_wait& w, door& d, connection& c) { return w.on_push(d, c, bytes, last); };
     on_answer_wait(ctx, s, loop_context::expiry::ignored, step);
 }
 
 // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
 // deadline the reaper found passed is handled first, as for any event.
 inline void on_held_socket(loop_context& ctx, deferred_state& s) {
-    auto step = [](door& d, connection& c, answer_wait& w) { return w.on_socket_ready(d, c); };
+    auto step = [](answer_wait& w, door& d, connection& c) { return w.on_socket_ready(d, c); };
     on_answer_wait(ctx, s, loop_context::expiry::served_first, step);
 }
 
@@ -15138,13 +15146,7 @@ private:
 // Runs step(taker, door, connection) if s still names a taker; else the post is dropped.
 template <class Step>
 void on_ws(loop_context& ctx, ws_state& s, Step& step) {
-    if (s.taker == nullptr) return;
-    ctx.serve_handed(
-        *s.taker->conn(),
-        [](door& d, connection& c, void* p) -> fate {
-            return (*static_cast<Step*>(p))(static_cast<ws_taker&>(*c.stream->taker), d, c);
-        },
-        &step, loop_context::expiry::ignored);
+    if (s.taker != nullptr) serve_taker<ws_taker>(ctx, *s.taker->conn(), loop_context::expiry::ignored, step);
 }
 
 inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {

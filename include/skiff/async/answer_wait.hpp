@@ -258,13 +258,7 @@ private:
 // the loop after it. Dropped when s no longer names one.
 template <class Step>
 void on_answer_wait(loop_context& ctx, deferred_state& s, loop_context::expiry e, Step& step) {
-    if (s.link != link_state::bound) return;
-    ctx.serve_handed(
-        *s.conn,
-        [](door& d, connection& c, void* p) -> fate {
-            return (*static_cast<Step*>(p))(d, c, static_cast<answer_wait&>(*c.stream->taker));
-        },
-        &step, e);
+    if (s.link == link_state::bound) serve_taker<answer_wait>(ctx, *s.conn, e, step);
 }
 
 // `done` was won: write it. A push stream whose head is written and that a stop reached first
@@ -274,7 +268,7 @@ inline void apply_answer(loop_context& ctx, deferred_state& s) {
         s.answer_waiting = true;  // shared: applied when the worker lets the connection go
         return;
     }
-    auto step = [&s](door& d, connection& c, answer_wait& w) {
+    auto step = [&s](answer_wait& w, door& d, connection& c) {
         bool push = s.kind == answer_kind::push;
         fate f = w.on_answer(d, c);
         // s may be gone now (its timer held the last reference): only w tells whether it waits.
@@ -293,14 +287,14 @@ inline void apply_push(loop_context& ctx, deferred_state& s, std::string& bytes,
         s.early_last = s.early_last || last;
         return;
     }
-    auto step = [&](door& d, connection& c, answer_wait& w) { return w.on_push(d, c, bytes, last); };
+    auto step = [&](answer_wait& w, door& d, connection& c) { return w.on_push(d, c, bytes, last); };
     on_answer_wait(ctx, s, loop_context::expiry::ignored, step);
 }
 
 // shared: the socket of a connection the hub holds is ready (loop_hub::watch_socket). A
 // deadline the reaper found passed is handled first, as for any event.
 inline void on_held_socket(loop_context& ctx, deferred_state& s) {
-    auto step = [](door& d, connection& c, answer_wait& w) { return w.on_socket_ready(d, c); };
+    auto step = [](answer_wait& w, door& d, connection& c) { return w.on_socket_ready(d, c); };
     on_answer_wait(ctx, s, loop_context::expiry::served_first, step);
 }
 

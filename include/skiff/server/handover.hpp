@@ -42,6 +42,7 @@
 #include "skiff/server/connection.hpp"
 #include "skiff/server/handed.hpp"
 #include "skiff/server/hooks.hpp"
+#include "skiff/server/loop_hub.hpp"
 #include "skiff/server/writer.hpp"
 
 #include <cstddef>      // std::size_t
@@ -150,6 +151,19 @@ public:
 protected:
     ~door() = default;
 };
+
+// A step a feature brings its handed connection from elsewhere (the hub, on the loop that
+// serves c): step(taker, door, c), where c's taker is a Taker, run through
+// loop_context::serve_handed, which settles c after it.
+template <class Taker, class Step>
+void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step& step) {
+    ctx.serve_handed(
+        c,
+        [](door& d, connection& at, void* p) -> fate {
+            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.stream->taker), d, at);
+        },
+        &step, e);
+}
 
 // The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.
 constexpr std::string_view continue_interim = "HTTP/1.1 100 Continue\r\n\r\n";

@@ -67,9 +67,7 @@ public:
         hand_over_answer(c, std::move(origin));
     }
     void hand_over_answer(conn& c, request_origin origin) {
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker.reset(response_access::take_taker(s_.res_));
-        c.state = phase::handed;
+        install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
         (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
@@ -163,6 +161,13 @@ public:
 private:
     static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
 
+    // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
+    static void install(conn& c, std::unique_ptr<handed> taker) {
+        c.stream.reset(new stream_state{phase::reading});
+        c.stream->taker = std::move(taker);
+        c.state = phase::handed;
+    }
+
     fate after_event(fate f) {
         retired_.reset();  // a taker that finished during the event (finish, answered)
         return f;
@@ -174,9 +179,7 @@ private:
     pending_body describe_body(conn& c) const;
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker = std::move(taker);
-        c.state = phase::handed;
+        install(c, std::move(taker));
         std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
         retired_.reset();
         return used;
@@ -284,10 +287,8 @@ template <class Session>
 void session_door<Session>::answered(connection& base) {
     conn& c = own(base);
     if (stopping()) Session::close_after_output(c, phase::closing);
-    retired_ = std::move(c.stream->taker);
-    phase then = c.stream->then;
-    c.stream.reset();
-    c.state = then == phase::reading && !c.in.empty() ? phase::waiting : then;
+    finish(c);
+    if (c.state == phase::reading && !c.in.empty()) c.state = phase::waiting;
     if (c.state == phase::reading || c.state == phase::waiting)
         s_.arm(c, c.in.empty() ? deadline_kind::idle : deadline_kind::header);
 }

@@ -332,13 +332,7 @@ private:
 // Runs step(taker, door, connection) if s still names a taker; else the post is dropped.
 template <class Step>
 void on_ws(loop_context& ctx, ws_state& s, Step& step) {
-    if (s.taker == nullptr) return;
-    ctx.serve_handed(
-        *s.taker->conn(),
-        [](door& d, connection& c, void* p) -> fate {
-            return (*static_cast<Step*>(p))(static_cast<ws_taker&>(*c.stream->taker), d, c);
-        },
-        &step, loop_context::expiry::ignored);
+    if (s.taker != nullptr) serve_taker<ws_taker>(ctx, *s.taker->conn(), loop_context::expiry::ignored, step);
 }
 
 inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
