@@ -6412,12 +6412,13 @@ struct hub_anchor {
 // The pipelined-flush writer: responses to every request parsed from one read are built, one
 // after another, in the loop's batch buffer, and leave in one send(). What the socket does not
 // take is parked in the connection (a copy of the unsent bytes only) and sent on writability.
-// Bodies sent in pieces (a stream, a file, a push stream) are produced by the feature the
-// connection is handed to (the door, handover.hpp), which appends each piece here.
+// Bodies sent in pieces (a stream, a push stream) are produced by the feature the connection
+// is handed to (the door, handover.hpp), which appends each piece here; a file's bytes go from
+// the kernel (files/file_send.hpp) once the batch has left.
 //
 // It does not decide what a connection does next (read more, close, linger): it reports what
-// happened to the bytes (write_status), and the session acts on that. It never closes a descriptor, watches one, or arms a deadline. Parked output is
-// memory a slow client holds, so the writer charges it to its Budget: the session's account,
+// happened to the bytes (write_status), and the session acts on that. It never closes a
+// descriptor, watches one, or arms a deadline. Parked output is memory a slow client holds, so the writer charges it to its Budget: the session's account,
 // the connection set's memory budget (memory_budget.hpp: the loop's, or under shared one for
 // every worker, as any thread's writer may write a connection's output), whose returns wake
 // connections waiting for it.
@@ -6425,9 +6426,9 @@ struct hub_anchor {
 // Invariants: the batch is empty between events (every flush empties it, into the socket or
 // into the connection); a connection's parked output is written before anything newer, so
 // responses leave in request order; while a body is sent in pieces, at most one batch per
-// connection waits in memory, since the connection is not read meanwhile; the Budget holds exactly the
-// capacity of every parked output it was charged for and not given back (under shared, by
-// every worker's writer together).
+// connection waits in memory, since the connection is not read meanwhile; the Budget holds
+// exactly the capacity of every parked output it was charged for and not given back (under
+// shared, by every worker's writer together).
 #ifndef SKIFF_SERVER_WRITER_HPP
 #define SKIFF_SERVER_WRITER_HPP
 
