@@ -1,7 +1,7 @@
 // The smallest complete HTTP/1.1 server built from skiff's own parts (the poller, the parser
 // and the writer), without skiff::server: one thread, one event loop, keep-alive and
 // pipelining. Read it top to bottom if you have never written a server; the real one
-// (include/skiff/server/event_loop.hpp and session.hpp) is this loop with deadlines, limits,
+// (include/skiff/engine/event_loop.hpp and session.hpp) is this loop with deadlines, limits,
 // streams, routing and threading added.
 //
 //   PORT=8080 ./annotated_loop     then     curl -i http://127.0.0.1:8080/

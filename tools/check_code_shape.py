@@ -45,16 +45,16 @@ LIMITS = {
 
 # The loop driver: (file under include/, function name).
 LOOP_DRIVERS = {
-    ("skiff/server/event_loop.hpp", "run"),
+    ("skiff/engine/event_loop.hpp", "run"),
 }
 
 # Files that are not on the hot path: run once at start-up (or never: macros), so their
 # length does not cost a request. The #if rule still applies to them: platform code is chosen
 # at file scope everywhere.
 START_UP_ONLY = {
-    "skiff/server/options.hpp": "the options struct and its defaults, read at start-up",
-    "skiff/server/server.hpp": "basic_server's public face: route registration, listen, run, stop",
-    "skiff/server/runners.hpp": "starts and joins the policies' threads",
+    "skiff/engine/options.hpp": "the options struct and its defaults, read at start-up",
+    "skiff/app/server.hpp": "basic_server's public face: route registration, listen, run, stop",
+    "skiff/policy/runners.hpp": "starts and joins the policies' threads",
     "skiff/platform/thread.hpp": "thread start-up and CPU pinning",
 }
 

@@ -20,19 +20,19 @@
 
 namespace skiff {
 
-// Threading policies (server/policy.hpp).
+// Threading policies (policy/policy.hpp).
 struct single;
 struct sharded;
 struct shared;
 
-// The server and what it is configured with (server/server.hpp, server/options.hpp).
+// The server and what it is configured with (app/server.hpp, engine/options.hpp).
 template <class Policy = single>
 class basic_server;
 using server = basic_server<single>;
 struct options;
 
 // A handler's arguments (http/request.hpp, http/response.hpp) and a middleware's third one
-// (server/middleware.hpp).
+// (middleware/stack.hpp).
 class request;
 class response;
 class next;
@@ -44,7 +44,7 @@ class push_stream;
 class sse_stream;
 class blocking_pool;
 
-// Streamed uploads (server/upload.hpp), cookies (http/cookie.hpp), observers (server/hooks.hpp),
+// Streamed uploads (upload/upload.hpp), cookies (http/cookie.hpp), observers (engine/hooks.hpp),
 // what route registration throws (router/route_error.hpp).
 class upload;
 class set_cookie;

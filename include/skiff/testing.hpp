@@ -12,8 +12,8 @@
 #define SKIFF_TESTING_HPP
 
 #include "skiff/skiff.hpp"
-#include "skiff/testing/test_response.hpp"
-#include "skiff/testing/test_loop.hpp"
 #include "skiff/testing/test_client.hpp"
+#include "skiff/testing/test_loop.hpp"
+#include "skiff/testing/test_response.hpp"
 
 #endif // SKIFF_TESTING_HPP

@@ -1,6 +1,6 @@
 # cmake -DBINARY=<file> -P no_feature_symbols.cmake: fails if BINARY, a program that uses no
 # feature (the hello example), holds code of one. Features reach a connection only through the
-# door of server/handover.hpp, so one that is not used is not compiled in. The names below are
+# door of engine/handover.hpp, so one that is not used is not compiled in. The names below are
 # those of the features that compile away today: deferred answers, push streams and the hub
 # (async/), file bodies and sendfile (files/), streamed response bodies, streamed uploads and
 # multipart, metrics, the access log, and WebSocket (websocket/: its handshake, frames and taker).

@@ -6,7 +6,7 @@
 #ifdef SKIFF_TEST_SINGLE_HEADER
 #include <skiff/skiff.hpp>
 #else
-#include <skiff/server/access_log.hpp>
+#include <skiff/observe/access_log.hpp>
 #endif
 
 #include <doctest/doctest.h>

@@ -4,7 +4,7 @@
 #ifdef SKIFF_TEST_SINGLE_HEADER
 #include <skiff/skiff.hpp>
 #else
-#include <skiff/server/options.hpp>
+#include <skiff/engine/options.hpp>
 #endif
 
 #include <doctest/doctest.h>

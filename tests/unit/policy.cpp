@@ -4,7 +4,7 @@
 #ifdef SKIFF_TEST_SINGLE_HEADER
 #include <skiff/skiff.hpp>
 #else
-#include <skiff/server/event_loop.hpp>
+#include <skiff/policy/runners.hpp>
 #endif
 
 #include <doctest/doctest.h>

@@ -6,7 +6,7 @@
 #else
 #include <skiff/http/response.hpp>
 #include <skiff/http/response_access.hpp>
-#include <skiff/server/stream_send.hpp>  // what a streamed body is handed to
+#include <skiff/stream/stream_send.hpp>  // what a streamed body is handed to
 #endif
 
 #include <doctest/doctest.h>

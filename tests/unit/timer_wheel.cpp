@@ -5,7 +5,7 @@
 #ifdef SKIFF_TEST_SINGLE_HEADER
 #include <skiff/skiff.hpp>
 #else
-#include <skiff/server/timer_wheel.hpp>
+#include <skiff/engine/timer_wheel.hpp>
 #endif
 
 #include <doctest/doctest.h>

@@ -86,8 +86,8 @@ def send_requests(port, total, request, depth):
 # The Tour's steps, by the source files whose code runs in them (inlined code included).
 STEPS = [
     ("wait (epoll_wait, poll_event)", ("poller/", "epoll_wait")),
-    ("clock and Date", ("server/loop_time.hpp", "date_cache.hpp", "clock_gettime", "time.c", "chrono")),
-    ("loop: dispatch, accept, sets", ("server/event_loop.hpp", "server/local_set.hpp", "server/acceptor.hpp")),
+    ("clock and Date", ("engine/loop_time.hpp", "date_cache.hpp", "clock_gettime", "time.c", "chrono")),
+    ("loop: dispatch, accept, sets", ("engine/event_loop.hpp", "policy/local_set.hpp", "engine/acceptor.hpp")),
     ("read (recv)", ("recv",)),
     ("parse", ("http/head_parser.hpp", "http/message_parser.hpp", "http/fields.hpp", "http/target.hpp",
                "http/crlf.hpp", "http/chunked.hpp", "detail/scan.hpp", "detail/ascii.hpp", "http/method.hpp",
@@ -95,10 +95,10 @@ STEPS = [
     ("route and handler", ("router/", "http/request.hpp", "http/url.hpp", "detail/bytes.hpp", "contract",
                            "std_function.h", "invoke.h")),
     ("response head and body", ("http/response.hpp", "http/status.hpp")),
-    ("session glue: serve, keep the tail, after write", ("server/session.hpp", "detail/byte_buffer.hpp",
+    ("session glue: serve, keep the tail, after write", ("engine/session.hpp", "detail/byte_buffer.hpp",
                                                           "detail/buffer_pool.hpp", "server/connection")),
-    ("deadlines (timer wheel)", ("server/timer_wheel.hpp",)),
-    ("write (send)", ("server/writer.hpp", "platform/socket.hpp", "send")),
+    ("deadlines (timer wheel)", ("engine/timer_wheel.hpp",)),
+    ("write (send)", ("engine/writer.hpp", "platform/socket.hpp", "send")),
 ]
 
 

@@ -1,5 +1,5 @@
 // A connection whose answer is made later (response::defer, async/deferred.hpp): what it is
-// handed to through the engine's door (server/handover.hpp) while it waits, and how an answer,
+// handed to through the engine's door (engine/handover.hpp) while it waits, and how an answer,
 // a push stream's bytes, the deadline and the stop reach it from the hub (async/hub.hpp).
 //
 //   defer()          makes a deferred_state and an answer_wait for it; the session hands the
@@ -29,15 +29,16 @@
 #ifndef SKIFF_ASYNC_ANSWER_WAIT_HPP
 #define SKIFF_ASYNC_ANSWER_WAIT_HPP
 
+#include "skiff/async/deferred_state.hpp"
 #include "skiff/detail/guarded_call.hpp"
+#include "skiff/engine/connection.hpp"
+#include "skiff/engine/handover.hpp"
+#include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/options.hpp"
+#include "skiff/engine/push_ledger.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"
-#include "skiff/server/connection.hpp"
-#include "skiff/server/handover.hpp"
-#include "skiff/server/loop_hub.hpp"
-#include "skiff/server/options.hpp"
-#include "skiff/server/push_ledger.hpp"
 
 #include <atomic>      // std::memory_order_relaxed
 #include <cstddef>     // std::size_t

@@ -12,7 +12,7 @@
 //                it has caught up (or gone), and a stream that holds more than
 //                options::max_push_buffer is closed with its connection; so is the one
 //                stalled longest while all push streams together hold more than half of
-//                options::max_buffered (server/push_ledger.hpp).
+//                options::max_buffered (engine/push_ledger.hpp).
 //   sse_stream   Server-Sent Events over a push stream: data lines split on newlines, event,
 //                id, retry, and comments as keep-alives.
 //   loop_ref     a loop's services from any thread: run a function on it, timers (once,
@@ -26,12 +26,13 @@
 #ifndef SKIFF_ASYNC_DEFERRED_HPP
 #define SKIFF_ASYNC_DEFERRED_HPP
 
+#include "skiff/async/deferred_state.hpp"
 #include "skiff/async/hub.hpp"
 #include "skiff/config.hpp"
 #include "skiff/detail/unique_function.hpp"
+#include "skiff/engine/loop_hub.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/loop_hub.hpp"
 
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t

@@ -1,4 +1,4 @@
-// The concrete loop hub (server/loop_hub.hpp states the interface): an inbox of tasks that any
+// The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
 // EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), and the foreign descriptors it
 // watches. It does not know connections: a task is a function of the loop's context, and an
@@ -25,9 +25,9 @@
 #include "skiff/async/hub_timers.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/detail/unique_function.hpp"
+#include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/loop_time.hpp"
 #include "skiff/poller/poll_event.hpp"
-#include "skiff/server/loop_hub.hpp"
-#include "skiff/server/loop_time.hpp"
 
 #include <algorithm>      // std::remove_if, std::find_if
 #include <atomic>         // drain_wanted_, watch counts: read without a lock

@@ -12,7 +12,7 @@
 
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/detail/unique_function.hpp"
-#include "skiff/server/loop_hub.hpp"
+#include "skiff/engine/loop_hub.hpp"
 
 #include <atomic>         // the next timer's due time, read without the lock
 #include <cstdint>        // std::int64_t, std::uint64_t, std::uint8_t

@@ -1,5 +1,5 @@
 // A file body on its way to the client (response::file): what the connection is handed to,
-// through the engine's door (server/handover.hpp), once the response's head is in the batch.
+// through the engine's door (engine/handover.hpp), once the response's head is in the batch.
 // It sends the file after the head and every earlier response of the batch have left
 // (sendfile on Linux, file_body.hpp), a few calls an event so that one large file does not
 // hold the loop, and gives the connection back when the last byte is sent.
@@ -14,11 +14,11 @@
 #ifndef SKIFF_FILES_FILE_SEND_HPP
 #define SKIFF_FILES_FILE_SEND_HPP
 
+#include "skiff/engine/connection.hpp"
+#include "skiff/engine/handover.hpp"
 #include "skiff/files/file_body.hpp"
 #include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"
-#include "skiff/server/connection.hpp"
-#include "skiff/server/handover.hpp"
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint64_t

@@ -16,7 +16,7 @@
 namespace skiff {
 
 // Whether the message parser stops after a head that declares a body, so that the caller can
-// decide how the body is taken (a route that streams it: server/upload.hpp) before any of it
+// decide how the body is taken (a route that streams it: upload/upload.hpp) before any of it
 // is buffered or refused by size.
 enum class body_hold : std::uint8_t { never, ask };
 

@@ -8,7 +8,7 @@
 // that sends nothing gets its status with an empty body.
 //
 // When the head is written: at the send call above, into the output buffer; but nothing
-// leaves before the handler chain (its middleware included, server/middleware.hpp) has
+// leaves before the handler chain (its middleware included, middleware/stack.hpp) has
 // returned, so a header() after the send is inserted into that head (a move of the body bytes
 // behind it: only a response that adds a field late pays the copy). For a stream the head can
 // still grow until its first bytes go out, which is after the chain returns too. Where the
@@ -27,8 +27,8 @@
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/byte_buffer.hpp"
 #include "skiff/detail/date_cache.hpp"
-#include "skiff/detail/unique_fd.hpp"
 #include "skiff/detail/scan.hpp"
+#include "skiff/detail/unique_fd.hpp"
 #include "skiff/http/response_head.hpp"
 #include "skiff/http/status.hpp"
 
@@ -51,12 +51,12 @@ class deferred;  // async/deferred.hpp
 
 namespace detail {
 struct response_access;
-struct pending_body;    // server/handover.hpp
-struct hub_anchor;      // server/loop_hub.hpp
+struct pending_body;    // engine/handover.hpp
+struct hub_anchor;      // engine/loop_hub.hpp
 struct deferred_state;
-class handed;           // server/handed.hpp
+class handed;           // engine/handed.hpp
 class file_send;        // files/file_send.hpp
-class stream_send;      // server/stream_send.hpp
+class stream_send;      // stream/stream_send.hpp
 
 } // namespace detail
 
@@ -95,7 +95,7 @@ public:
     // that ends early closes the connection); without one it is chunked (HTTP/1.1) or ends
     // with the connection (HTTP/1.0).
     // A template only so that a program that never calls it compiles none of it (the
-    // producing is server/stream_send.hpp's, which the connection is handed to).
+    // producing is stream/stream_send.hpp's, which the connection is handed to).
     template <class Sender = detail::stream_send>
     void stream(std::string_view content_type, body_source source, std::optional<std::uint64_t> length = {}) {
         if (sent_) return;

@@ -208,7 +208,7 @@ struct response_access {
     }
 
     // The body not read yet of the request being answered, where the route may take it
-    // (server/handover.hpp); null outside the session's call for such a route's head.
+    // (engine/handover.hpp); null outside the session's call for such a route's head.
     static void lend_body(response& r, pending_body* b) noexcept { r.body_ = b; }
     static pending_body* body(const response& r) noexcept { return r.body_; }
 };

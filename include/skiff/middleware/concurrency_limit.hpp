@@ -12,7 +12,7 @@
 //
 // The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise.
 // Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
-// (server/middleware.hpp) and use() builds the middleware with basic_server's own Policy. The
+// (middleware/stack.hpp) and use() builds the middleware with basic_server's own Policy. The
 // spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
 // sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
 //
@@ -20,13 +20,14 @@
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 #define SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 
+#include "skiff/async/deferred_state.hpp"
 #include "skiff/detail/call_chain.hpp"
+#include "skiff/engine/loop_hub.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/loop_hub.hpp"
-#include "skiff/server/middleware.hpp"
-#include "skiff/server/policy.hpp"
+#include "skiff/middleware/stack.hpp"
+#include "skiff/policy/policy.hpp"
 
 #include <atomic>       // the count, under the threaded policies only
 #include <cstddef>      // std::size_t

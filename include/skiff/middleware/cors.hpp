@@ -36,7 +36,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/middleware.hpp"
+#include "skiff/middleware/stack.hpp"
 
 #include <cstdint>      // std::uint32_t, std::uint8_t
 #include <memory>       // std::shared_ptr: the policy, shared by every copy

@@ -26,7 +26,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/middleware.hpp"
+#include "skiff/middleware/stack.hpp"
 
 #include <chrono>       // a clock reading mixed into the prefix
 #include <cstddef>      // std::size_t

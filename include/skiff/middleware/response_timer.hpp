@@ -19,7 +19,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/middleware.hpp"
+#include "skiff/middleware/stack.hpp"
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint8_t

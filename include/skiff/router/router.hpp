@@ -48,7 +48,7 @@ enum class trailing_slash : std::uint8_t {
 };
 
 // How a route takes a request body: buffered whole before the handler runs, or streamed to
-// it in pieces (server/upload.hpp), which the server must know from the head alone.
+// it in pieces (upload/upload.hpp), which the server must know from the head alone.
 enum class route_body : std::uint8_t { buffered, streamed };
 
 class router {

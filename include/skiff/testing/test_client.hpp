@@ -21,13 +21,13 @@
 #ifndef SKIFF_TESTING_TEST_CLIENT_HPP
 #define SKIFF_TESTING_TEST_CLIENT_HPP
 
+#include "skiff/app/server.hpp"
 #include "skiff/async/deferred.hpp"
 #include "skiff/config.hpp"
+#include "skiff/engine/options.hpp"
 #include "skiff/fwd.hpp"
 #include "skiff/platform/socket.hpp"
-#include "skiff/server/options.hpp"
-#include "skiff/server/policy.hpp"
-#include "skiff/server/server.hpp"
+#include "skiff/policy/policy.hpp"
 #include "skiff/testing/test_loop.hpp"
 #include "skiff/testing/test_response.hpp"
 

@@ -13,13 +13,13 @@
 #ifndef SKIFF_TESTING_TEST_LOOP_HPP
 #define SKIFF_TESTING_TEST_LOOP_HPP
 
+#include "skiff/engine/event_loop.hpp"
+#include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/loop_time.hpp"
+#include "skiff/engine/options.hpp"
+#include "skiff/policy/local_set.hpp"
+#include "skiff/policy/policy.hpp"
 #include "skiff/router/router.hpp"
-#include "skiff/server/event_loop.hpp"
-#include "skiff/server/local_set.hpp"
-#include "skiff/server/loop_hub.hpp"
-#include "skiff/server/loop_time.hpp"
-#include "skiff/server/options.hpp"
-#include "skiff/server/policy.hpp"
 
 #include <chrono>        // std::chrono::milliseconds
 #include <cstdint>       // std::int64_t
@@ -50,7 +50,7 @@ struct manual_time : loop_time {
 
 class test_loop {
 public:
-    using loop_type = event_loop<single, manual_time>;
+    using loop_type = event_loop<local_set, manual_time>;
 
     test_loop(const options& opt, const router& routes) : opt_(opt), loop_(opt, routes, set_) {}
     test_loop(const test_loop&) = delete;

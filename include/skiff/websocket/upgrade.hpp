@@ -1,4 +1,4 @@
-// A WebSocket connection behind the engine's door (server/handover.hpp): the upgrade a route's
+// A WebSocket connection behind the engine's door (engine/handover.hpp): the upgrade a route's
 // handler asks for, the taker that runs the connection afterwards, and the handle (peer) that
 // sends on it from the loop or from any thread.
 //
@@ -39,10 +39,10 @@
 #define SKIFF_WEBSOCKET_UPGRADE_HPP
 
 #include "skiff/async/hub.hpp"
+#include "skiff/engine/loop_hub.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
-#include "skiff/server/loop_hub.hpp"
 #include "skiff/websocket/frame.hpp"
 #include "skiff/websocket/frame_writer.hpp"
 #include "skiff/websocket/handshake.hpp"

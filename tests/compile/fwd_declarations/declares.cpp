@@ -5,7 +5,7 @@
 #include "routes.hpp"
 
 #if defined(SKIFF_SKIFF_HPP) || defined(SKIFF_SINGLE_INCLUDE_SKIFF_HPP) || defined(SKIFF_CONFIG_HPP) || \
-    defined(SKIFF_SERVER_SERVER_HPP) || defined(SKIFF_HTTP_REQUEST_HPP) || defined(SKIFF_TESTING_HPP)
+    defined(SKIFF_APP_SERVER_HPP) || defined(SKIFF_HTTP_REQUEST_HPP) || defined(SKIFF_TESTING_HPP)
 #error "skiff/fwd.hpp included a skiff header: it must only declare"
 #endif
 #if defined(_GLIBCXX_RELEASE) || defined(_LIBCPP_VERSION)

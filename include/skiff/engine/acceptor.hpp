@@ -1,0 +1,131 @@
+// Accept and admission for one loop: takes connections off a ready listener until its queue
+// is empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
+// stops watching the listener while the process is out of descriptors, instead of spinning on
+// it; accepting resumes when a connection closes, or after a pause.
+//
+// It does not serve connections (session.hpp) or know the policy: where the listener lives
+// and whether another loop takes the connection are the connection set's (connection_set.hpp).
+#ifndef SKIFF_ENGINE_ACCEPTOR_HPP
+#define SKIFF_ENGINE_ACCEPTOR_HPP
+
+#include "skiff/config.hpp"
+#include "skiff/detail/guarded_call.hpp"
+#include "skiff/engine/connection.hpp"
+#include "skiff/engine/hooks.hpp"
+#include "skiff/engine/listener_list.hpp"
+#include "skiff/engine/loop_time.hpp"
+#include "skiff/engine/options.hpp"
+#include "skiff/platform/socket.hpp"
+
+#include <cerrno>    // errno values from accept
+#include <cstddef>   // std::size_t
+#include <cstdint>   // std::int64_t, std::uint8_t
+#include <unistd.h>  // close
+
+namespace skiff::detail {
+
+inline constexpr char refusal_text[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+// Over the connection limit, or stopping: a fixed 503, written without waiting, then close.
+inline void refuse_connection(int fd) noexcept {
+    [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
+    ::close(fd);
+}
+
+template <class Set>
+class acceptor {
+public:
+    acceptor(const options& opt, Set& set, const loop_time& time) noexcept
+        : opt_(opt), set_(set), time_(time), max_connections_(opt.max_connections) {}
+
+    // sharded: each loop admits its share of options::max_connections.
+    void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
+    void begin_stop() noexcept { admitting_ = admission::refusing; }
+    // Which loop this is (response_event::loop).
+    void number(std::size_t loop) noexcept { loop_ = loop; }
+
+    // The listener the poller handed back (data) is readable: accept until its queue is
+    // empty. Connections are prepared here, before any is refused or handed to another loop,
+    // so that even the refusal's send cannot raise SIGPIPE where that is a socket option.
+    void accept_ready(void* data) {
+        listener_slot& l = set_.listener(data);
+        for (;;) {
+            int fd = accept_nonblocking(l.fd.get());
+            if (fd >= 0) {
+                prepare_connection(fd, l.kind);
+                if (!set_.hand_off(fd)) admit(fd);
+                continue;
+            }
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) return pause();
+            break;  // EAGAIN: the queue is empty
+        }
+        set_.accept_round_done(l);
+    }
+
+    // A prepared connection, from this loop's listeners or handed over by the acceptor's.
+    // A connection hook hears of it before it is registered: under shared another thread
+    // may close it from that moment.
+    void admit(int fd) {
+        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse(fd);
+        bool observed = static_cast<bool>(opt_.on_connection);
+        if (SKIFF_UNLIKELY(observed)) opt_.on_connection(connection_change::opened, loop_);
+        bool added = set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
+        if (SKIFF_UNLIKELY(observed) && !added) opt_.on_connection(connection_change::closed, loop_);
+    }
+
+    bool paused() const noexcept { return listening_ == listening::paused; }
+    // A descriptor came free: try again at once.
+    void on_close() noexcept {
+        if (paused()) resume();
+    }
+    void on_tick() noexcept {
+        if (paused() && time_.now_ms >= retry_at_) resume();
+    }
+
+private:
+    static constexpr std::int64_t retry_after_ms = 100;
+
+    enum class admission : std::uint8_t { admitting, refusing };
+    enum class listening : std::uint8_t { watching, paused };
+
+    void refuse(int fd) {
+        if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_refusal(fd);
+        refuse_connection(fd);
+    }
+
+    SKIFF_NOINLINE void report_refusal(int fd) {
+        peer_text peer(fd);
+        response_event e;
+        e.reason = admitting_ == admission::refusing ? rejection::stopping : rejection::connection_limit;
+        e.status = 503;
+        e.bytes_sent = sizeof refusal_text - 1;
+        e.peer = peer.view();
+        e.loop = loop_;
+        call_guarded([&] { opt_.on_response(e); }, [] {});
+    }
+
+    void pause() noexcept {
+        listening_ = listening::paused;
+        retry_at_ = time_.now_ms + retry_after_ms;
+        set_.pause_accepting();
+    }
+
+    void resume() noexcept {
+        listening_ = listening::watching;
+        set_.resume_accepting();
+    }
+
+    const options& opt_;
+    Set& set_;
+    const loop_time& time_;
+    std::size_t max_connections_;
+    std::int64_t retry_at_ = 0;
+    std::size_t loop_ = 0;
+    admission admitting_ = admission::admitting;
+    listening listening_ = listening::watching;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_ENGINE_ACCEPTOR_HPP
