@@ -43,7 +43,7 @@ LAYERS = {
     "files": 5,
     "observe": 5,
     "stream": 5,
-    "upload": 5,
+    "upload": 6,       # streamed bodies; under shared a pause waits on the hub (async/)
     "middleware": 6,   # the chain, and built-ins; concurrency_limit holds across a deferred answer (async/)
     "websocket": 6,    # RFC 6455 (issue 32): above async/, whose hub carries its sends; see ONLY below
     "app": 7,          # basic_server: what a program names

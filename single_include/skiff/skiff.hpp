@@ -1130,6 +1130,9 @@ public:
     // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
     // and under shared c goes back to the workers once it is no longer handed.
     virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
+    // shared: c, still handed, was held by the hub and is given back: its taker may take it
+    // again (take_from_workers), else the workers serve it. Nothing under the other policies.
+    virtual void give_to_workers(connection& c) = 0;
     // The server stops: answers from now on say Connection: close (a stop the hub saw before
     // this loop looked at the stop flag).
     virtual void begin_stop() = 0;
@@ -10513,6 +10516,7 @@ public:
         if (e == expiry::served_first && set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
         settle(c, session_.serve_handed(c, call, arg));
     }
+    void give_to_workers(connection& c) override { set_.event_over(static_cast<conn&>(c), *this); }
 
     // The on_stop hooks first (once for the server), so that what they push is queued before
     // anything is ended; then the hub's grace for deferred answers and push streams begins.
@@ -11749,8 +11753,9 @@ using runner_for = std::conditional_t<is_single<Policy>, single_runner<Policy>,
 //                    any thread. A pause lasts at most options::body_timeout (then on_abort and
 //                    close); a resume is noticed within one tick of the server's timer wheel
 //                    (a tenth of the shortest deadline, 5-250 ms). Under the shared policy the
-//                    worker waits for it instead (other workers serve the other connections;
-//                    stop() waits for it too, up to body_timeout).
+//                    paused connection leaves the workers for the loop hub, which looks for the
+//                    resume once a tick (upload_hub.hpp): no thread waits on it. stop() closes a
+//                    paused upload (on_abort).
 //   on_end(res)      the last byte was taken: answer, as a handler does (defer() included).
 //                    res already has the fields the chain set when the route took the body
 //                    (middleware's: request_id(), cors()...), held until then.
@@ -12127,7 +12132,6 @@ private:
 #include <cstdint>      // std::uint8_t, std::uint64_t, std::int64_t
 #include <functional>   // std::function callbacks
 #include <memory>       // std::shared_ptr
-#include <poll.h>       // poll: a shared worker's wait for a resume
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
 #include <type_traits>  // what done is called with
@@ -12188,6 +12192,14 @@ namespace detail {
 
 enum class upload_step : std::uint8_t { more, paused, ended, failed };
 enum class body_progress : std::uint8_t { arriving, complete };
+// shared: who serves a paused upload's connection: the workers, or the loop hub, which looks
+// for the resume once a tick (upload_hub.hpp).
+enum class upload_holder : std::uint8_t { workers, hub };
+
+class upload_state;
+// shared: hands a paused upload's connection to the loop hub (upload_hub.hpp). Given by
+// basic_server under the shared policy only, so no other program compiles a hub for uploads.
+using hand_to_hub_fn = void (*)(upload_state& u, hub_anchor& anchor, connection& c, std::int64_t tick_ms);
 
 struct upload_feed {
     std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
@@ -12199,12 +12211,14 @@ struct upload_feed {
 // the route's callbacks, where the body is, the piece in hand.
 class upload_state final : public handed {
 public:
-    upload_state(skiff::upload u, const pending_body& body)
-        : u_(std::move(u)), limits_(body.limits), framing_(body.framing), left_(body.declared) {
+    upload_state(skiff::upload u, const pending_body& body, hub_anchor* anchor, hand_to_hub_fn to_hub)
+        : u_(std::move(u)), limits_(body.limits), framing_(body.framing), left_(body.declared), anchor_(anchor),
+          to_hub_(to_hub) {
         limits_.max_body = u_.max_body;
     }
 
     bool paused() const noexcept { return !held_.empty(); }
+    bool held_by_hub() const noexcept { return holder_ == upload_holder::hub; }
 
     // data[0, len): raw input after what earlier calls took (chunked: decoded in place).
     upload_feed feed(char* data, std::size_t len) {
@@ -12239,6 +12253,7 @@ public:
     // 100 Continue if asked for and the body is not refused at once, then what came with the head.
     std::size_t begin(door& d, connection& c, pending_body& body, char* data, std::size_t len) override {
         context_ = std::move(body.context);
+        tick_ms_ = tick_for(d.settings());
         bool too_large = framing_ == body_framing::length && left_ > limits_.max_body;
         if (too_large) {
             fail(d, c, parse_status::content_too_large);  // before the body: no 100 Continue
@@ -12270,11 +12285,29 @@ public:
         return d.serve_waiting(c);
     }
 
-    // Paused: read nothing, and look for the resume once a tick.
+    // Paused: read nothing, and look for the resume once a tick. shared: the hub looks (see
+    // take_from_workers); the body deadline is only a backstop there, since the set's reaper
+    // wakes a connection by shutting its socket down, which a tick must not do.
     fate await(door& d, connection& c) override {
         d.watch(c, paused() ? watch_none : watch_read);
-        d.arm(c, paused() ? deadline_kind::paused : deadline_kind::body);
+        bool ticks_here = paused() && !d.workers_wait();
+        d.arm(c, ticks_here ? deadline_kind::paused : deadline_kind::body);
         return fate::open;
+    }
+
+    // shared, on the hub's processor, once a tick while the hub holds the connection: the
+    // resume (the held piece again, then what follows), or the end of the pause.
+    fate on_hub_tick(door& d, connection& c) {
+        if (d.stopping() || d.now_ms() - paused_at_ms_ >= d.settings().body_timeout.count()) {
+            holder_ = upload_holder::workers;
+            return d.close(c);
+        }
+        if (!resume_requested()) return fate::open;
+        holder_ = upload_holder::workers;  // back to them once this step is settled, unless paused again
+        upload_step step = upload_step::failed;
+        call_guarded([&] { step = offer_held(); }, [] {});
+        on_step(d, c, step, parse_status::complete);
+        return d.serve_waiting(c);
     }
 
     // No answer is owed any more: the handler hears it once.
@@ -12286,15 +12319,22 @@ public:
     }
 
     void on_sent(door&, connection&) override {}
-    // shared: a worker waits for a resume itself (wait_if_worker); the connection stays its.
-    bool take_from_workers(loop_context&, connection&) override { return false; }
+    // shared, when a worker's event is over: a paused upload leaves the workers for the hub
+    // (once: it stays the hub's while the pause lasts); any other stays theirs.
+    bool take_from_workers(loop_context&, connection& c) override {
+        if (!paused() || to_hub_ == nullptr || anchor_ == nullptr) return false;
+        if (holder_ == upload_holder::workers) {
+            holder_ = upload_holder::hub;
+            to_hub_(*this, *anchor_, c, tick_ms_);
+        }
+        return true;
+    }
 
 private:
     // Gives the route the body bytes at data[0, len); returns those that were its body.
     std::size_t take(door& d, connection& c, char* data, std::size_t len) {
         upload_feed r{len, upload_step::failed, parse_status::complete};
         call_guarded([&] { r = feed(data, len); }, [] {});
-        if (r.step == upload_step::paused) r.step = wait_if_worker(d);
         on_step(d, c, r.step, r.error);
         return r.used;  // a local: the state may be finished by now
     }
@@ -12303,19 +12343,6 @@ private:
         if (step == upload_step::paused) paused_at_ms_ = d.now_ms();
         if (step == upload_step::ended) end(d, c);
         if (step == upload_step::failed) fail(d, c, error);
-    }
-
-    // shared: a connection is its worker's while it waits, so the worker waits for the resume
-    // (other workers serve the other connections); the other policies poll between events.
-    upload_step wait_if_worker(door& d) {
-        if (!d.workers_wait()) return upload_step::paused;
-        std::int64_t until = monotonic_ms() + d.settings().body_timeout.count();
-        upload_step step = upload_step::paused;
-        while (step == upload_step::paused && monotonic_ms() < until) {
-            while (!resume_requested() && monotonic_ms() < until) ::poll(nullptr, 0, 1);
-            call_guarded([&] { step = offer_held(); }, [&] { step = upload_step::failed; });
-        }
-        return step == upload_step::paused ? upload_step::failed : step;
     }
 
     // The last piece was taken: the route answers in on_end, and the connection goes on as
@@ -12362,17 +12389,22 @@ private:
     body_progress progress_ = body_progress::arriving;
     std::int64_t paused_at_ms_ = 0;
     answer_context context_;  // what on_end's answer needs of the request
+    hub_anchor* anchor_;      // the loop's, lent to the response: shared hands a pause to its hub
+    hand_to_hub_fn to_hub_;   // shared only (upload_hub.hpp); null under the other policies
+    upload_holder holder_ = upload_holder::workers;
+    std::int64_t tick_ms_ = 0;  // the set's tick: how often the hub looks for a resume
 };
 
 // The router's handler for a streamed route. Run by the session with the unread body lent to
 // the response, it leaves its taker there (unless the route answered at once); run for a
 // request without a body (or with one already buffered: a HEAD or a bodiless PUT), it calls
 // the callbacks at once.
-inline handler upload_route(upload_handler fn) {
-    return [fn = std::move(fn)](request& req, response& res) {
+inline handler upload_route(upload_handler fn, hand_to_hub_fn to_hub = nullptr) {
+    return [fn = std::move(fn), to_hub](request& req, response& res) {
         upload u = fn(req, res);
         if (pending_body* body = response_access::body(res)) {
-            if (!res.sent()) body->taker = std::make_unique<upload_state>(std::move(u), *body);
+            if (!res.sent())
+                body->taker = std::make_unique<upload_state>(std::move(u), *body, response_access::anchor(res), to_hub);
             else if (u.on_abort) call_guarded([&] { u.on_abort(); }, [] {});  // answered early: nothing owed
             return;
         }
@@ -12422,6 +12454,70 @@ upload multipart_upload(std::string_view boundary, Sink sink, Done done) {
 
 #endif // SKIFF_UPLOAD_UPLOAD_HPP
 // end skiff/upload/upload.hpp
+// begin skiff/upload/upload_hub.hpp
+// Under the shared policy, a paused upload waits on the loop hub, not on a worker. Any worker
+// may serve a shared connection's next event, and the set's reaper wakes a connection only by
+// shutting its socket down, so neither a worker nor the set can look for a resume once a tick
+// as the other policies' wheels do (upload.hpp). Instead, when the worker's event is over,
+// the paused connection leaves the workers (upload_state::take_from_workers) and a hub timer
+// looks once a tick: on the resume it serves the held piece and what follows, through the
+// door, and the connection goes back to the workers; at body_timeout or stop it closes it
+// (on_abort). No thread waits for the resume.
+//
+// basic_server<Policy>::upload hands upload_route paused_upload_holder<Policy>:
+// hand_paused_to_hub under the shared policy only, so the other policies compile no hub for
+// uploads.
+//
+// Invariant: while the hub holds the connection, nothing else serves it: it is disarmed (no
+// event comes for it), and only the hub's timer, under the hub's process lock, steps it. The
+// timer stops the tick the connection goes back to the workers or closes, deciding so before
+// the step is settled, so it never touches a connection that is no longer its own. A
+// connection given back still handed (more body to read) is given back by the timer itself
+// (loop_context::give_to_workers), since the settle leaves a handed connection alone.
+#ifndef SKIFF_UPLOAD_UPLOAD_HUB_HPP
+#define SKIFF_UPLOAD_UPLOAD_HUB_HPP
+
+
+#include <cstdint>  // std::int64_t, std::uint8_t
+#include <memory>   // std::shared_ptr
+
+namespace skiff::detail {
+
+// What a tick of the hub's timer left: the pause goes on, the connection goes back to the
+// workers still handed to the upload, or it is no longer the hub's to look at (answered,
+// serving the next request, or closed: the settle did what was due).
+enum class hub_tick : std::uint8_t { keep_looking, give_back, done };
+
+inline void hand_paused_to_hub(upload_state&, hub_anchor& anchor, connection& c, std::int64_t tick_ms) {
+    std::shared_ptr<async_hub> hub = async_hub::of(anchor);  // started at listen under shared
+    if (!hub) return;  // no descriptor for a notifier: the body deadline (a backstop) ends it
+    hub->add_timer(tick_ms, tick_ms, [&c](loop_context& ctx) {
+        hub_tick tick = hub_tick::keep_looking;
+        auto step = [&tick](upload_state& u, door& d, connection& at) {
+            fate f = u.on_hub_tick(d, at);
+            // Decided before the settle: after it, c may be a worker's.
+            if (f == fate::closed) tick = hub_tick::done;
+            else if (u.held_by_hub()) tick = hub_tick::keep_looking;
+            else tick = at.state == phase::handed ? hub_tick::give_back : hub_tick::done;
+            return f;
+        };
+        serve_taker<upload_state>(ctx, c, loop_context::expiry::ignored, step);
+        // Still the upload's (reading more body, or paused again): the settle left it alone.
+        if (tick == hub_tick::give_back) ctx.give_to_workers(c);
+        return tick == hub_tick::keep_looking ? timer_action::keep : timer_action::stop;
+    });
+}
+
+// What basic_server<Policy>::upload gives upload_route: null but under shared.
+template <class Policy>
+inline constexpr hand_to_hub_fn paused_upload_holder = nullptr;
+template <>
+inline constexpr hand_to_hub_fn paused_upload_holder<shared> = &hand_paused_to_hub;
+
+} // namespace skiff::detail
+
+#endif // SKIFF_UPLOAD_UPLOAD_HUB_HPP
+// end skiff/upload/upload_hub.hpp
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
@@ -12519,7 +12615,8 @@ public:
     // A route that takes its request body in pieces as they arrive (upload/upload.hpp), with
     // the middleware in force as route() has it.
     basic_server& upload(std::string_view method, std::string_view pattern, upload_handler fn) {
-        router_.add(method, pattern, middleware_.wrap(pattern, detail::upload_route(std::move(fn))), route_body::streamed);
+        auto route = detail::upload_route(std::move(fn), detail::paused_upload_holder<Policy>);
+        router_.add(method, pattern, middleware_.wrap(pattern, std::move(route)), route_body::streamed);
         return *this;
     }
 

@@ -191,6 +191,34 @@ TEST_CASE_TEMPLATE("upload: a paused handler stops the read until resumed", Poli
     CHECK(r[0].body == std::to_string(total) + " in order");
 }
 
+// A paused upload waits for its resume without holding a thread: with one worker, another
+// client is answered meanwhile (under shared the worker used to wait for the resume itself,
+// up to body_timeout), and the upload then completes.
+TEST_CASE_TEMPLATE("upload: a paused upload holds no worker, so another client is served while it waits", Policy,
+                   SKIFF_TEST_POLICIES) {
+    auto s = std::make_shared<seen>();
+    skiff::options opt;
+    opt.workers = 1;
+    running_server<Policy> srv([&](auto& app) { routes(app, s); }, opt);
+    client uploader(srv.port());
+    uploader.send(put_head("/pausing", 1000) + pattern_bytes(1000));
+    REQUIRE(eventually([&] { return s->paused == 1; }));
+    client other(srv.port());
+    other.send("GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    auto pong = read_responses(other, 1, 3'000ms);
+    REQUIRE(pong.size() == 1);
+    CHECK(pong[0].body == "pong");
+    CHECK(s->bytes == 0);  // still paused
+    {
+        std::lock_guard<std::mutex> g(s->lock);
+        s->resumer.resume();
+    }
+    auto r = read_responses(uploader, 1, 5'000ms);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].status == 201);
+    CHECK(r[0].body == "1000 in order");
+}
+
 TEST_CASE_TEMPLATE("upload: 100 Continue is sent only when the route takes the body", Policy, SKIFF_TEST_POLICIES) {
     auto s = std::make_shared<seen>();
     running_server<Policy> srv([&](auto& app) { routes(app, s); });

@@ -33,6 +33,7 @@
 #include "skiff/policy/runners.hpp"
 #include "skiff/router/router.hpp"
 #include "skiff/upload/upload.hpp"
+#include "skiff/upload/upload_hub.hpp"
 
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint16_t, std::uint8_t
@@ -130,7 +131,8 @@ public:
     // A route that takes its request body in pieces as they arrive (upload/upload.hpp), with
     // the middleware in force as route() has it.
     basic_server& upload(std::string_view method, std::string_view pattern, upload_handler fn) {
-        router_.add(method, pattern, middleware_.wrap(pattern, detail::upload_route(std::move(fn))), route_body::streamed);
+        auto route = detail::upload_route(std::move(fn), detail::paused_upload_holder<Policy>);
+        router_.add(method, pattern, middleware_.wrap(pattern, std::move(route)), route_body::streamed);
         return *this;
     }
 

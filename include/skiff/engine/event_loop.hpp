@@ -117,6 +117,7 @@ public:
         if (e == expiry::served_first && set_type::take_expired(c)) return settle(c, session_.on_deadline(c));
         settle(c, session_.serve_handed(c, call, arg));
     }
+    void give_to_workers(connection& c) override { set_.event_over(static_cast<conn&>(c), *this); }
 
     // The on_stop hooks first (once for the server), so that what they push is queued before
     // anything is ended; then the hub's grace for deferred answers and push streams begins.

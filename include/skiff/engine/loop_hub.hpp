@@ -40,6 +40,9 @@ public:
     // Runs call(door, c, arg) for c, a handed connection, then settles c: a close is counted,
     // and under shared c goes back to the workers once it is no longer handed.
     virtual void serve_handed(connection& c, handed_call call, void* arg, expiry e) = 0;
+    // shared: c, still handed, was held by the hub and is given back: its taker may take it
+    // again (take_from_workers), else the workers serve it. Nothing under the other policies.
+    virtual void give_to_workers(connection& c) = 0;
     // The server stops: answers from now on say Connection: close (a stop the hub saw before
     // this loop looked at the stop flag).
     virtual void begin_stop() = 0;
