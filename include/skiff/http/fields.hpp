@@ -15,9 +15,11 @@
 #include "skiff/http/parse_status.hpp"
 #include "skiff/http/request_head.hpp"
 
-#include <cstddef>      // std::size_t
+#include <cstddef>      // std::size_t, offsetof
 #include <cstdint>      // std::uint64_t, std::uint32_t, std::uint8_t
+#include <cstring>      // std::memcpy: the flags as one word
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_standard_layout_v
 
 namespace skiff::detail {
 
@@ -28,6 +30,8 @@ struct field_facts {
     std::uint32_t chunked_count = 0;
     std::uint64_t length = 0;        // Content-Length, when has_length
     bool host_from_target = false;   // absolute-form: the target's authority wins (§3.2.2)
+    // The eight flags below, together: all false unless Content-Length, Transfer-Encoding,
+    // Connection or Expect was noted (framing_noted() reads them as one word).
     bool has_length = false;
     bool has_coding = false;
     bool chunked_last = false;
@@ -37,6 +41,17 @@ struct field_facts {
     bool expect_continue = false;
     bool expect_other = false;
 };
+
+// Whether any of the flags from has_length to expect_other is set: one 8-byte load of their
+// bytes (copied as the object's bytes, which offsetof names in this standard-layout struct).
+inline bool framing_noted(const field_facts& f) noexcept {
+    constexpr std::size_t first = offsetof(field_facts, has_length);
+    static_assert(std::is_standard_layout_v<field_facts>, "offsetof needs a standard-layout struct");
+    static_assert(offsetof(field_facts, expect_other) == first + 7, "the eight flags are adjacent");
+    std::uint64_t flags = 0;
+    std::memcpy(&flags, reinterpret_cast<const char*>(&f) + first, sizeof flags);
+    return flags != 0;
+}
 
 // RFC 9110 §8.6: Content-Length = 1*DIGIT. No sign, no space, no list, no overflow.
 inline bool parse_content_length(std::string_view v, std::uint64_t& out) noexcept {
@@ -249,6 +264,13 @@ inline parse_status check_fields(request_head& h, const field_facts& f) noexcept
     if (v11 && f.host_count == 0) return parse_status::bad_request;  // RFC 9112 §3.2
     h.framing = body_framing::none;
     h.content_length = f.length;
+    // No Content-Length, Transfer-Encoding, Connection or Expect, as in most requests: what
+    // the checks below would conclude from their defaults, without reading each one.
+    if (!framing_noted(f)) {
+        h.expect_continue = false;
+        h.keep_alive = v11;
+        return parse_status::complete;
+    }
     if (f.has_coding) {
         if (f.has_length) return parse_status::bad_request;      // §6.1: a smuggling signature
         if (!v11) return parse_status::bad_request;              // §6.1: framing is faulty in 1.0

@@ -46,13 +46,15 @@ inline constexpr std::size_t max_decimal_digits = 20;  // of a std::uint64_t
 
 constexpr std::size_t length_of(std::string_view s) noexcept { return s.size(); }
 
+// "00".."99": two decimal digits a step, half the divisions of a digit at a time.
+inline constexpr char decimal_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 // Decimal digits of v, written backwards ending at `end`; returns the first digit.
 inline char* format_decimal(char* end, std::uint64_t v) noexcept {
-    // Two digits a step from a table of "00".."99": half the divisions of a digit at a time.
-    static constexpr char pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
+    const char* pairs = decimal_pairs;
     while (v >= 100) {
         std::size_t i = static_cast<std::size_t>(v % 100) * 2;
         v /= 100;

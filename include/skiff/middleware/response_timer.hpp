@@ -23,6 +23,7 @@
 
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint8_t
+#include <cstring>      // std::memcpy
 #include <memory>       // std::make_shared: the step's state
 #include <string_view>  // std::string_view
 #include <time.h>       // clock_gettime, CLOCK_MONOTONIC (POSIX)
@@ -43,15 +44,19 @@ inline constexpr std::string_view millis_suffix = "ms";
 // this room, for a certain overrun.
 inline constexpr std::size_t timer_value_room = server_timing_prefix.size() + head_text::max_decimal_digits + 4 + 8;
 
-// "<prefix><ms>.<3 digits><suffix>" in room.
+// "<prefix><ms>.<3 digits><suffix>" in room: one division for the milliseconds, and the
+// three decimals as a digit and a pair from the table (measured, middleware_counts.py:
+// response_timer() +195 -> +171 instructions a request, against a division a decimal).
 inline std::string_view format_millis(char (&room)[timer_value_room], std::uint64_t micros, timer_field f) {
     char* p = f == timer_field::server_timing ? put(room, server_timing_prefix) : room;
-    p = put_decimal(p, micros / 1000);
-    std::uint64_t frac = micros % 1000;
-    *p++ = '.';
-    *p++ = static_cast<char>('0' + frac / 100);
-    *p++ = static_cast<char>('0' + frac / 10 % 10);
-    *p++ = static_cast<char>('0' + frac % 10);
+    std::uint64_t ms = micros / 1000;
+    auto frac = static_cast<unsigned>(micros - ms * 1000);
+    unsigned hundreds = frac / 100;
+    p = put_decimal(p, ms);
+    p[0] = '.';
+    p[1] = static_cast<char>('0' + hundreds);
+    std::memcpy(p + 2, decimal_pairs + 2 * (frac - hundreds * 100), 2);
+    p += 4;
     if (f == timer_field::response_time) p = put(p, millis_suffix);
     return {room, static_cast<std::size_t>(p - room)};
 }
