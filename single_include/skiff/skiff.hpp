@@ -68,9 +68,11 @@
 // begin skiff/async/hub.hpp
 // The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), and the foreign descriptors it
-// watches. It does not know connections: a task is a function of the loop's context, and an
-// answer reaches its connection through answer_wait.hpp. It is made only when a program
+// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
+// watches, and, under shared, the sockets of the connections it holds for the workers (a
+// deferred answer's, a WebSocket's: hold_socket). It does not know connections: a task is a
+// function of the loop's context, an answer reaches its connection through answer_wait.hpp,
+// and a held socket's readiness runs the function its holder gave. It is made only when a program
 // defers or asks for a loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
