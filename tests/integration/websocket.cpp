@@ -353,6 +353,52 @@ TEST_CASE_TEMPLATE("sends from another thread during on_open go out after on_ope
     CHECK(c.sees_eof());
 }
 
+TEST_CASE_TEMPLATE("several threads send to several clients while they talk: nothing lost, each sender's order kept",
+                   Policy, SKIFF_TEST_POLICIES) {
+    constexpr int clients = 6, threads = 3, per_thread = 40, per_client = 20;
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) {
+        wsk::handlers h = s.handlers();
+        h.on_message = [](wsk::peer& p, std::string_view data, wsk::kind k) { p.send(data, k); };
+        app.get("/ws", wsk::upgrade(h));
+    });
+    std::vector<std::unique_ptr<ws_client>> cs;
+    for (int i = 0; i < clients; ++i) {
+        cs.push_back(std::make_unique<ws_client>(srv.port()));
+        REQUIRE(cs.back()->open("/ws").status == 101);
+    }
+    REQUIRE(s.wait([&] { return s.opened.size() == clients; }));
+    std::vector<wsk::peer> peers;
+    {
+        std::lock_guard<std::mutex> g(s.m);
+        peers = s.opened;
+    }
+    std::vector<std::thread> senders;
+    for (int t = 0; t < threads; ++t)
+        senders.emplace_back([&peers, t] {
+            for (int i = 0; i < per_thread; ++i)
+                for (wsk::peer& p : peers) p.send("t" + std::to_string(t) + "-" + std::to_string(i));
+        });
+    for (int i = 0; i < per_client; ++i)
+        for (auto& c : cs) c->send(ws::text("c" + std::to_string(i)));
+    for (auto& t : senders) t.join();
+    for (auto& c : cs) {
+        std::vector<int> next(threads, 0);
+        int echoed = 0;
+        for (int n = 0; n < threads * per_thread + per_client; ++n) {
+            ws_server_frame f = c->next();
+            REQUIRE(f.op == 1);
+            if (f.payload[0] == 'c') {
+                CHECK(f.payload == "c" + std::to_string(echoed++));
+                continue;
+            }
+            int t = f.payload[1] - '0';
+            CHECK(f.payload == "t" + std::to_string(t) + "-" + std::to_string(next[t]++));
+        }
+        CHECK(echoed == per_client);
+    }
+}
+
 TEST_CASE_TEMPLATE("sends past the backlog limit are dropped, past write_high_water say backpressure", Policy,
                    SKIFF_TEST_POLICIES) {
     std::vector<wsk::send_status> results;

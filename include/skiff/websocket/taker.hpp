@@ -359,8 +359,8 @@ private:
         ws_current = outer;
     }
 
-    // Posts find the link finished from now on (shared: under the hub's process lock, since
-    // the processor may be looking at s; see take_from_workers).
+    // Posts reach this taker from now on (shared: bound under the hub's process lock, since
+    // the processor may be applying a post to s meanwhile; see take_from_workers).
     void bind() noexcept {
         ws_state& s = state();
         s.taker = this;
