@@ -145,10 +145,12 @@ public:
     }
 
     // The socket the hub watches is ready: parked output goes first, then a read, as the
-    // loop serves a connection's event (writable, then readable).
+    // loop serves a connection's event (writable, then readable). A readiness the wait
+    // reported before a later step re-aimed the watch may find nothing to do: the write and
+    // the read then say so (drained, retry), and the watch is set again.
     fate on_socket_ready(door& d, connection& c) {
         if (c.watching & watch_write) {
-            write_status w = d.write_parked(c);
+            write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
             if (w == write_status::failed) return d.close(c);
             on_sent(d, c);
             if (d.after_write(c, w) == fate::closed) return fate::closed;
