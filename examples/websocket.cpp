@@ -6,8 +6,8 @@
 //   ws://HOST:PORT/chat    every text message goes to every client connected to /chat (the
 //                          sender too); binary messages are ignored; up to 64 KiB each
 //
-// Env: PORT (default 8080), POLICY (single or sharded; default single). Ctrl-C stops, closing
-// every WebSocket with 1001.
+// Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops,
+// closing every WebSocket with 1001.
 //
 // Limits, so that no client can grow the server without bound: an echo client holds at most
 // one message being gathered (16 MiB) and one echo waiting for it to read (the loop stops
@@ -32,7 +32,8 @@ namespace {
 constexpr std::uint64_t echo_max = 16 * 1024 * 1024;
 
 // The clients connected to /chat. Joined and left on the loop that serves each client; said to
-// from any loop (under sharded, the clients are spread over two). The list is copied out of the
+// from any loop (under sharded, the clients are spread over two; under shared, the callbacks
+// run on whichever worker holds the loop hub). The list is copied out of the
 // lock before sending, so no send runs under it.
 class chat_room {
 public:
@@ -117,5 +118,6 @@ int main() {
     auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
     const char* policy = std::getenv("POLICY");
     if (policy != nullptr && std::string(policy) == "sharded") return serve<skiff::sharded>(port);
+    if (policy != nullptr && std::string(policy) == "shared") return serve<skiff::shared>(port);
     return serve<skiff::single>(port);
 }

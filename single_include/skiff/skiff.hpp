@@ -68,9 +68,11 @@
 // begin skiff/async/hub.hpp
 // The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), and the foreign descriptors it
-// watches. It does not know connections: a task is a function of the loop's context, and an
-// answer reaches its connection through answer_wait.hpp. It is made only when a program
+// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
+// watches, and, under shared, the sockets of the connections it holds for the workers (a
+// deferred answer's, a WebSocket's: hold_socket). It does not know connections: a task is a
+// function of the loop's context, an answer reaches its connection through answer_wait.hpp,
+// and a held socket's readiness runs the function its holder gave. It is made only when a program
 // defers or asks for a loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
@@ -5746,6 +5748,20 @@ namespace skiff::detail {
 // Move-only, so that a task may own what it completes (a deferred, a push_stream).
 using hub_task = unique_function<void(loop_context&)>;
 
+// What runs when a socket the hub holds is ready (async_hub::hold_socket): owner is the
+// address the socket was aimed at.
+using socket_ready_fn = void (*)(loop_context& ctx, void* owner);
+
+// A connection's socket the hub watches in the workers' stead: what keeps its owner alive,
+// what runs on its readiness, and whether it is still watched or retired (claimed a second
+// longer, see retire_held).
+enum class held_watch : std::uint8_t { watched, retired };
+struct held_socket {
+    std::shared_ptr<void> owner;
+    socket_ready_fn ready = nullptr;
+    held_watch watch = held_watch::watched;
+};
+
 class async_hub final : private loop_hub {
 public:
     // The anchor's hub, started on first use (single: on the loop's thread; the other
@@ -5856,7 +5872,7 @@ public:
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_held(data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || held_.count(data) != 0;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
@@ -5865,13 +5881,13 @@ public:
         if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         watcher* w = nullptr;
-        std::shared_ptr<deferred_state> stream;  // held while it is served
+        held_socket held;  // its owner kept alive while it is served
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
-            if (w == nullptr) stream = find_held(data);
+            if (w == nullptr) held = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return on_held_socket(ctx, *stream);
+        if (held.owner && held.watch == held_watch::watched) return held.ready(ctx, held.owner.get());
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -5924,17 +5940,31 @@ public:
     }
 
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
+        s.socket_watch = what;
+        hold_socket(s, &deferred_socket_ready, fd, what);
+    }
+
+    // shared: the hub watches a connection's socket in the workers' stead, aimed at `owner`
+    // (one-shot: once per call), and keeps owner alive while it does, and for a second after
+    // release_socket(). ready(ctx, &owner) runs on its readiness, under the process lock.
+    // Called by the processor that holds the connection (a deferred answer's, a WebSocket's).
+    template <class Owner>
+    void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            auto [it, added] = held_.try_emplace(&s);  // one lookup: called again on every re-arm
+            auto [it, added] = held_.try_emplace(&owner);  // one lookup: called again on every re-arm
             if (added) {
-                it->second.state = s.shared_from_this();
+                it->second.owner = owner.shared_from_this();
+                it->second.ready = ready;
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
-        s.socket_watch = what;
-        poller_.modify(fd, &s, what, mode_);  // the connection's own registration, re-aimed
+        poller_.modify(fd, &owner, what, mode_);  // the connection's own registration, re-aimed
     }
+
+    // The connection no longer waits on the hub: its socket's events are no longer owner's
+    // (they stay claimed for a second, as a removed watcher's do). Safe after detach().
+    void release_socket(const void* owner) { retire_held(owner); }
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
@@ -6028,7 +6058,7 @@ private:
 
     // A held connection's socket watch ends when the connection stops waiting on its answer;
     // it stays claimable for a second, as a watcher does, and keeps its state alive meanwhile.
-    void retire_held(const deferred_state* s) {
+    void retire_held(const void* s) {
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
         auto it = held_.find(s);
@@ -6038,9 +6068,15 @@ private:
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::shared_ptr<deferred_state> find_held(const void* data) const {
+    held_socket find_held(const void* data) const {
         auto it = held_.find(data);
-        return it == held_.end() ? nullptr : it->second.state;
+        return it == held_.end() ? held_socket{} : it->second;
+    }
+
+    // A deferred answer's socket (watch_socket): served while the connection waits on it.
+    static void deferred_socket_ready(loop_context& ctx, void* owner) {
+        auto& s = *static_cast<deferred_state*>(owner);
+        if (s.link == link_state::bound) on_held_socket(ctx, s);
     }
 
     // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
@@ -6084,15 +6120,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    // shared: the answers whose connection's socket the hub watches, by the address the poller
-    // reports, so that claims() is one lookup however many requests wait (a scan of a vector
-    // cost every event on any connection a pass over all of them).
-    enum class held_watch : std::uint8_t { watched, retired };
-    struct held_answer {
-        std::shared_ptr<deferred_state> state;
-        held_watch watch = held_watch::watched;
-    };
-    std::unordered_map<const void*, held_answer> held_;
+    // shared: the connections whose socket the hub watches (a deferred answer's, a WebSocket's),
+    // by the address the poller reports, so that claims() is one lookup however many wait (a
+    // scan of a vector cost every event on any connection a pass over all of them).
+    std::unordered_map<const void*, held_socket> held_;
     std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
     std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
@@ -15599,8 +15630,8 @@ private:
 // The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
 //
 // Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
-// names the taker exactly while the connection is handed to it, and only the loop's thread
-// touches it.
+// names the taker exactly while the link is bound, and only the thread that serves the
+// connection touches it (the loop's; under shared, the hub's processor).
 #ifndef SKIFF_WEBSOCKET_PEER_HPP
 #define SKIFF_WEBSOCKET_PEER_HPP
 
@@ -15662,8 +15693,23 @@ class ws_taker;
 // As peers see it; only moves forward.
 enum class ws_phase : std::uint8_t { open, closing, closed };
 
-// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread).
-struct ws_state {
+// Where the loop is with a WebSocket's connection, as the hub's tasks see it.
+enum class ws_link : std::uint8_t {
+    unbound,   // shared policy: the worker that upgraded it has not handed it to the hub yet
+    bound,     // `taker` serves it
+    finished,  // closed, or given back: posts are dropped
+};
+
+// A close posted before the connection was bound (shared), applied when it is.
+struct ws_early_close {
+    bool asked = false;
+    websocket::close_code code = websocket::close_code::normal;
+    std::string reason;
+};
+
+// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
+// keeps it alive while it watches the connection's socket (shared), hence shared_from_this.
+struct ws_state : std::enable_shared_from_this<ws_state> {
     std::shared_ptr<const websocket::handlers> h;
     std::size_t high_water = 0;  // options::write_high_water
     std::size_t limit = 0;       // the backlog past which sends are dropped
@@ -15671,12 +15717,21 @@ struct ws_state {
     std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
     std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
     std::atomic<bool> wants_drain{false};
-    ws_taker* taker = nullptr;  // loop-side (see the file comment)
+    // Loop-side (see the file comment). Atomic because under shared a worker may end an
+    // unbound WebSocket (finished) while the hub's processor reads it on another thread.
+    std::atomic<ws_link> link{ws_link::unbound};
+    ws_taker* taker = nullptr;
+    // shared: what peers posted before the hub held the connection, sent first when it does
+    // (under the hub's process lock).
+    std::string early;
+    ws_early_close early_close;
 };
 
-// The WebSocket whose callback runs on this thread, so that its own sends go straight into
-// the loop's batch rather than through the hub.
+// The WebSocket whose callback runs on this thread, and its taker, so that its own sends go
+// straight into the loop's batch rather than through the hub. The taker is kept here, not
+// read from ws_state::taker: under shared, on_open runs before the connection is bound.
 inline thread_local ws_state* ws_current = nullptr;
+inline thread_local ws_taker* ws_current_taker = nullptr;
 
 } // namespace skiff::detail
 
@@ -15722,17 +15777,30 @@ private:
 // and, when the server stops, closes every WebSocket with 1001; and the steps the hub brings
 // it from other threads (a send, a close).
 //
-// Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
-// tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
-// the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
-// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
-// (door::stopping()), and the close handshake's wait (linger_timeout).
-// While output is parked the session's write deadline stands instead (the client does not read).
+// Deadlines: once a tick (options: a tick is a tenth of the shortest timeout, 5-250 ms) the
+// taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
+// options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
+// handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
+// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded), or
+// a hub timer under shared (below). While output is parked the session's write deadline stands
+// instead (the client does not read).
+//
+// Under shared any worker may serve a connection's next event, and the set's reaper wakes an
+// expired connection only by shutting its socket down, so neither can run a WebSocket, whose
+// peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
+// hub's processor takes the connection from the workers (take_from_workers), as it does a
+// deferred answer's: it watches the socket (async_hub::hold_socket) and runs the tick on a hub
+// timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs under the
+// hub's process lock, one at a time. The set's deadline is then only a backstop (`awaited`,
+// pushed back each tick) that the reaper would act on if the hub stalled. What peers posted
+// before the hub held it is kept (ws_state::early) and sent first, in order.
 //
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
 // on_close) runs with ws_current unset and its sends are posted. A posted send that finds
-// ws_state::taker cleared is dropped.
+// the link finished is dropped; one that finds it unbound (shared) waits in ws_state::early.
+// While the hub holds the connection, no worker gets its events (its registration is aimed at
+// its ws_state); it goes back to the workers only through finish() (settle()).
 #ifndef SKIFF_WEBSOCKET_TAKER_HPP
 #define SKIFF_WEBSOCKET_TAKER_HPP
 
@@ -15749,6 +15817,8 @@ private:
 
 namespace skiff::detail {
 
+inline void ws_socket_ready(loop_context& ctx, void* owner);
+
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
@@ -15759,8 +15829,9 @@ public:
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
         conn_ = &c;
-        state().taker = this;
+        if (!d.workers_wait()) bind();  // else once the worker's event is done (take_from_workers)
         const options& o = d.settings();
+        tick_ms_ = tick_for(o);
         std::int64_t idle = state().h->idle_timeout.count();
         idle_ms_ = idle != 0 ? idle : o.idle_timeout.count();
         close_wait_ms_ = o.linger_timeout.count();
@@ -15791,7 +15862,7 @@ public:
             d.write(websocket::make_frame_head(websocket::opcode::ping, websocket::fin_bit::final, 0).view());
             return settle(d, c);
         }
-        d.arm(c, deadline_kind::paused);
+        arm_tick(d, c);
         return fate::open;
     }
 
@@ -15800,12 +15871,12 @@ public:
     fate await(door& d, connection& c) override {
         if (stage_ == stage::head_sent) return open_now(d, c);
         d.watch(c, watch_read);
-        d.arm(c, deadline_kind::paused);
+        arm_tick(d, c);
         return fate::open;
     }
 
     void abandon() noexcept override {
-        if (state().taker != this) return;
+        if (state().phase.load(std::memory_order_relaxed) == ws_phase::closed) return;
         unlink();
         tell_close(websocket::close_code::abnormal, {});
     }
@@ -15817,7 +15888,54 @@ public:
         tell_if_drained();
     }
 
-    bool take_from_workers(loop_context&, connection&) override { return false; }
+    // shared: the upgrade's event is done; the hub's processor takes the connection (see the
+    // file comment). Declared inline here, or it would be the class's key function (as
+    // answer_wait.hpp explains).
+    inline bool take_from_workers(loop_context& ctx, connection& c) override;
+
+    // ---- the hub's steps, under shared (each under its process lock) ----------------------
+
+    // Once a tick: as on_deadline, unless output is parked (the write deadline stands).
+    fate on_hub_tick(door& d, connection& c) {
+        if (d.parked(c) != 0) return fate::open;
+        return on_deadline(d, c);
+    }
+
+    // The socket the hub watches is ready: parked output goes first, then a read, as the
+    // loop serves a connection's event (writable, then readable). A readiness the wait
+    // reported before a later step re-aimed the watch may find nothing to do: the write and
+    // the read then say so (drained, retry), and the watch is set again.
+    fate on_socket_ready(door& d, connection& c) {
+        if (c.watching & watch_write) {
+            write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
+            if (w == write_status::failed) return d.close(c);
+            on_sent(d, c);
+            if (d.after_write(c, w) == fate::closed) return fate::closed;
+        }
+        if (c.watching & watch_read) return on_readable(d, c);
+        return fate::open;
+    }
+
+    // The hub holds the connection now: what peers posted before goes out, in order.
+    fate on_bound(door& d, connection& c) {
+        ws_state& s = state();
+        std::string early;
+        early.swap(s.early);
+        s.queued.fetch_sub(early.size(), std::memory_order_relaxed);
+        ws_early_close close = std::move(s.early_close);
+        if (stage_ == stage::open && !early.empty()) d.write(early);
+        if (stage_ == stage::open && close.asked) start_close(d, close.code, close.reason);
+        return settle(d, c);
+    }
+
+    // After a step, while the hub holds the connection: its socket watched again if the watch
+    // fired or the connection now waits for something else (one-shot: a watch that did not
+    // fire still stands).
+    void watch_again(connection& c, bool fired) {
+        if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
+        watched_ = c.watching;
+        self_.hub_->hold_socket(state(), &ws_socket_ready, c.fd, c.watching);
+    }
 
     // ---- what the peers reach, on the loop ------------------------------------------------
 
@@ -15859,14 +15977,19 @@ private:
 
     // While a callback runs: its own peer's sends go into the batch through this door.
     struct callback_scope {
-        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current) {
+        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current), prev_taker(ws_current_taker) {
             ws_current = &t.state();
+            ws_current_taker = &t;
             t.door_ = &d;
         }
-        ~callback_scope() { ws_current = prev; }
+        ~callback_scope() {
+            ws_current = prev;
+            ws_current_taker = prev_taker;
+        }
         callback_scope(const callback_scope&) = delete;
         callback_scope& operator=(const callback_scope&) = delete;
         ws_state* prev;
+        ws_taker* prev_taker;
     };
 
     ws_state& state() const noexcept { return *peer_state(self_); }
@@ -15995,11 +16118,30 @@ private:
         ws_current = outer;
     }
 
-    // Peers' sends are dropped from now on, and posted ones find no taker.
+    // Posts reach this taker from now on (shared: bound under the hub's process lock, since
+    // the processor may be applying a post to s meanwhile; see take_from_workers).
+    void bind() noexcept {
+        ws_state& s = state();
+        s.taker = this;
+        s.link.store(ws_link::bound, std::memory_order_relaxed);
+    }
+
+    // Peers' sends are dropped from now on, and posted ones find no taker. A connection the
+    // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
         ws_state& s = state();
         s.phase.store(ws_phase::closed, std::memory_order_release);
         if (s.taker == this) s.taker = nullptr;
+        s.link.store(ws_link::finished, std::memory_order_relaxed);
+        if (holder_ != holder::hub) return;
+        holder_ = holder::workers;
+        call_guarded([&] { self_.hub_->release_socket(&s); }, [] {});
+    }
+
+    // The deadline that brings the tick: the loop's `paused` (single, sharded); under shared a
+    // backstop, since the hub's timer ticks (see the file comment).
+    static void arm_tick(door& d, connection& c) {
+        d.arm(c, d.workers_wait() ? deadline_kind::awaited : deadline_kind::paused);
     }
 
     void tell_close(websocket::close_code code, std::string_view reason) noexcept {
@@ -16015,6 +16157,9 @@ private:
 
     enum class told : std::uint8_t { not_yet, closed };
     enum class ping_state : std::uint8_t { not_sent, sent };
+    // Who serves the connection's events: the workers (or the loop), or, under shared once the
+    // upgrade's event is over, the hub's processor.
+    enum class holder : std::uint8_t { workers, hub };
 
     websocket::peer self_;
     websocket::message_reader reader_;
@@ -16028,25 +16173,79 @@ private:
     ending ending_ = ending::none;
     told told_ = told::not_yet;
     ping_state ping_ = ping_state::not_sent;
+    holder holder_ = holder::workers;
+    std::uint8_t watched_ = watch_none;  // what the hub last watched the socket for
+    std::int64_t tick_ms_ = 0;           // the set's tick (loop_time.hpp): the hub timer's period
 };
 
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
 
-// Runs step(taker, door, connection) if s still names a taker; else the post is dropped.
+// Runs step(taker, door, connection) if s is bound to a taker; else the post is dropped.
+// Under shared the hub then watches the socket again while it still holds the connection
+// (`fired`: the step answered the watch's readiness, which one-shot disarmed).
 template <class Step>
-void on_ws(loop_context& ctx, ws_state& s, Step& step) {
-    if (s.taker != nullptr) serve_taker<ws_taker>(ctx, *s.taker->conn(), loop_context::expiry::ignored, step);
+void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, bool fired = false) {
+    if (s.link.load(std::memory_order_relaxed) != ws_link::bound) return;
+    ws_taker& t = *s.taker;
+    connection& c = *t.conn();
+    serve_taker<ws_taker>(ctx, c, e, step);
+    if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
 }
 
 inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        s.early += frame;  // shared: sent once the hub holds the connection (still queued)
+        return;
+    }
     s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
-    on_ws(ctx, s, step);
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
 
 inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code code, std::string& reason) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        if (!s.early_close.asked) s.early_close = {true, code, std::move(reason)};
+        return;
+    }
     auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_close_post(d, c, code, reason); };
-    on_ws(ctx, s, step);
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+}
+
+// shared: the socket the hub holds for s is ready. A deadline the reaper found passed (the
+// write deadline, or the stop's end) is handled first, as for any event.
+inline void ws_socket_ready(loop_context& ctx, void* owner) {
+    auto step = [](ws_taker& t, door& d, connection& c) { return t.on_socket_ready(d, c); };
+    on_ws(ctx, *static_cast<ws_state*>(owner), loop_context::expiry::served_first, step, true);
+}
+
+// shared: the hub's tick for s, until the connection is no longer the hub's.
+inline timer_action ws_hub_tick(loop_context& ctx, ws_state& s) {
+    auto step = [](ws_taker& t, door& d, connection& c) { return t.on_hub_tick(d, c); };
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+    return s.link.load(std::memory_order_relaxed) == ws_link::bound ? timer_action::keep : timer_action::stop;
+}
+
+// Under the hub's process lock, so that no post is applied meanwhile: bound, ticked by a hub
+// timer, and served its early posts; on_bound's settle, through on_ws, watches the socket.
+inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
+    if (holder_ == holder::hub) return true;
+    struct args {
+        loop_context& ctx;
+        ws_taker& t;
+    } a{ctx, *this};
+    self_.hub_->exclusive(
+        [](void* p) {
+            auto& x = *static_cast<args*>(p);
+            ws_taker& t = x.t;
+            t.bind();
+            t.holder_ = holder::hub;
+            std::shared_ptr<ws_state> s = t.self_.s_;
+            t.self_.hub_->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
+            auto step = [](ws_taker& w, door& d, connection& at) { return w.on_bound(d, at); };
+            on_ws(x.ctx, *s, loop_context::expiry::ignored, step, true);  // t may be gone after this
+        },
+        &a);
+    return true;
 }
 
 } // namespace skiff::detail
@@ -16081,13 +16280,18 @@ inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code
 // The parts: peer.hpp (what the application holds), taker.hpp (the connection's reading,
 // deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
 //
-// Not yet: the shared policy (accept() answers 501 there: a connection belongs to whichever
-// worker serves its event, and a send from another thread has no safe way to it yet); deciding
-// the upgrade later from another thread; broadcast without a copy per peer.
+// Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
+// event, the loop hub's processor takes each WebSocket from the workers once the upgrade's
+// event is over and serves it from then on, one step at a time under its process lock: its
+// reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
+// (taker.hpp says how).
 //
-// Invariants: ws_state::taker names the taker exactly while the connection is handed to it
-// (bound in begin(), cleared by unlink() before the connection closes or is given back), and
-// only the loop's thread touches it; a posted send that finds it cleared is dropped. Bytes are
+// Not yet: deciding the upgrade later from another thread; broadcast without a copy per peer.
+//
+// Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
+// under shared in take_from_workers(); cleared by unlink() before the connection closes or is
+// given back), and only the thread that serves the connection touches it (the loop's, or the
+// hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
 // so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
 // and its sends are posted. The peer's phase only moves forward: open, closing, closed.
@@ -16109,7 +16313,7 @@ inline send_status peer::send(std::string_view data, kind k) {
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     if (detail::ws_current == s_.get()) {
-        s_->taker->send_here(op, data);
+        detail::ws_current_taker->send_here(op, data);
     } else {
         std::string frame;
         frame.reserve(size);
@@ -16134,7 +16338,7 @@ inline bool peer::post_frame(std::string frame) {
 inline send_status peer::close(close_code code, std::string_view reason) {
     if (!is_open()) return send_status::dropped;
     if (detail::ws_current == s_.get()) {
-        s_->taker->close_here(code, reason);
+        detail::ws_current_taker->close_here(code, reason);
         return send_status::queued;
     }
     bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
@@ -16152,7 +16356,7 @@ inline void refuse_handshake(response& res, const handshake_check& check) {
 }
 
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
-// with the answer given (400, 405, 426; 501 under the shared policy), when it cannot. The
+// with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
 // is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
@@ -16163,10 +16367,6 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
         return false;
     }
     detail::hub_anchor* a = detail::response_access::anchor(res);
-    if (a != nullptr && a->mode == detail::poll_mode::oneshot) {  // the shared policy (see the file comment)
-        res.status(501).text("WebSocket is not served under the shared policy yet\n");
-        return false;
-    }
     std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
     std::string head;
     detail::held_fields fields = detail::response_access::hold_fields(res);

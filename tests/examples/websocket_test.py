@@ -3,7 +3,7 @@
 (stdlib only, masked frames as RFC 6455 requires of a client): GET / answers 200; /echo sends
 every complete message back whole with its type, up to 16 MiB, fragmented or not; /chat sends
 every text message to every client connected to /chat; SIGTERM closes each WebSocket with
-1001 and the exit code is 0. Usage: websocket_test.py BINARY [single|sharded]"""
+1001 and the exit code is 0. Usage: websocket_test.py BINARY [single|sharded|shared]"""
 import base64
 import hashlib
 import os

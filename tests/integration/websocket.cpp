@@ -1,9 +1,10 @@
 // WebSocket connections over real sockets, as a client sees them: the upgrade accepted or
 // refused through a route, messages echoed whole and fragmented, pings, the close handshake,
 // bytes sent right behind the handshake, the reader's failures (1009, 1007), sends from another
-// thread and after the client went, and stop() closing with 1001. The client is written here,
-// by hand, with masked frames (support/websocket_frames.hpp), not with skiff's own writer.
-// single and sharded serve WebSocket; shared refuses the upgrade with 501 (upgrade.hpp says why).
+// thread (during on_open too) and after the client went, and stop() closing with 1001. The
+// client is written here, by hand, with masked frames (support/websocket_frames.hpp), not with
+// skiff's own writer.
+// Every case runs under each policy; under shared the hub serves each WebSocket (taker.hpp).
 #include "support/loopback.hpp"
 #include "support/websocket_frames.hpp"
 
@@ -24,7 +25,6 @@
 using namespace skiff_test;
 namespace wsk = skiff::websocket;
 
-#define SKIFF_WS_POLICIES skiff::single, skiff::sharded
 
 namespace {
 
@@ -155,7 +155,7 @@ struct ws_seen {
 
 } // namespace
 
-TEST_CASE_TEMPLATE("a route upgrades: 101 with the accept key, then frames", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("a route upgrades: 101 with the accept key, then frames", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
     ws_client c(srv.port());
     response r = c.open("/echo");
@@ -171,7 +171,7 @@ TEST_CASE_TEMPLATE("a route upgrades: 101 with the accept key, then frames", Pol
     CHECK(f.payload == "hello");
 }
 
-TEST_CASE_TEMPLATE("a handler picks a subprotocol, or refuses the upgrade with any status", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("a handler picks a subprotocol, or refuses the upgrade with any status", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
         auto h = std::make_shared<const wsk::handlers>(ws_echo_handlers());
         app.get("/chat", [h](skiff::request& req, skiff::response& res) {
@@ -197,7 +197,7 @@ TEST_CASE_TEMPLATE("a handler picks a subprotocol, or refuses the upgrade with a
 }
 
 TEST_CASE_TEMPLATE("a bad handshake is refused: 426 with the version for a bad version, 400 for a bad key", Policy,
-                   SKIFF_WS_POLICIES) {
+                   SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
     response r = one_response(srv.port(), ws_upgrade_request("/echo", {}, "8"));
     CHECK(r.status == 426);
@@ -208,7 +208,7 @@ TEST_CASE_TEMPLATE("a bad handshake is refused: 426 with the version for a bad v
     CHECK(one_response(srv.port(), "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n").status == 400);
 }
 
-TEST_CASE_TEMPLATE("messages come back whole with their type, fragmented or not", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("messages come back whole with their type, fragmented or not", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
     ws_client c(srv.port());
     REQUIRE(c.open("/echo").status == 101);
@@ -231,7 +231,7 @@ TEST_CASE_TEMPLATE("messages come back whole with their type, fragmented or not"
     CHECK(f.payload == big);
 }
 
-TEST_CASE_TEMPLATE("a close is echoed with its code, and the connection closes after it", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("a close is echoed with its code, and the connection closes after it", Policy, SKIFF_TEST_POLICIES) {
     ws_seen s;
     running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
     ws_client c(srv.port());
@@ -246,7 +246,7 @@ TEST_CASE_TEMPLATE("a close is echoed with its code, and the connection closes a
     CHECK(s.closed[0].second == "bye");
 }
 
-TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); });
     ws_client c(srv.port());
     REQUIRE(c.open("/echo", ws::text("early") + ws::ping("p") + ws::text("bird")).status == 101);
@@ -257,7 +257,7 @@ TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Po
 }
 
 TEST_CASE_TEMPLATE("a message over the route's limit is closed with 1009, invalid UTF-8 with 1007", Policy,
-                   SKIFF_WS_POLICIES) {
+                   SKIFF_TEST_POLICIES) {
     ws_seen s;
     running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) {
         ws_echo_routes(app);
@@ -285,7 +285,7 @@ TEST_CASE_TEMPLATE("a message over the route's limit is closed with 1009, invali
 }
 
 TEST_CASE_TEMPLATE("a peer sends from another thread, and a send after the client went is dropped", Policy,
-                   SKIFF_WS_POLICIES) {
+                   SKIFF_TEST_POLICIES) {
     ws_seen s;
     running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
     wsk::peer p;
@@ -326,8 +326,81 @@ TEST_CASE_TEMPLATE("a peer sends from another thread, and a send after the clien
     CHECK(s.opened[0].send("nobody") == wsk::send_status::dropped);
 }
 
+TEST_CASE_TEMPLATE("sends from another thread during on_open go out after on_open's own, in order", Policy,
+                   SKIFF_TEST_POLICIES) {
+    // Under shared the thread posts before the hub holds the connection: its sends wait for it.
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_open = [](wsk::peer& p) {
+            p.send("direct");
+            std::thread([p]() mutable {
+                p.send("posted 1");
+                p.send("posted 2");
+                p.close(wsk::close_code::normal, "bye");
+            }).join();
+        };
+        app.get("/early", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/early").status == 101);
+    CHECK(c.next().payload == "direct");
+    CHECK(c.next().payload == "posted 1");
+    CHECK(c.next().payload == "posted 2");
+    ws_server_frame f = c.next();
+    CHECK(f.op == 8);
+    CHECK(f.code() == 1000);
+    c.send(ws::close_frame(1000));
+    CHECK(c.sees_eof());
+}
+
+TEST_CASE_TEMPLATE("several threads send to several clients while they talk: nothing lost, each sender's order kept",
+                   Policy, SKIFF_TEST_POLICIES) {
+    constexpr int clients = 6, threads = 3, per_thread = 40, per_client = 20;
+    ws_seen s;
+    running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) {
+        wsk::handlers h = s.handlers();
+        h.on_message = [](wsk::peer& p, std::string_view data, wsk::kind k) { p.send(data, k); };
+        app.get("/ws", wsk::upgrade(h));
+    });
+    std::vector<std::unique_ptr<ws_client>> cs;
+    for (int i = 0; i < clients; ++i) {
+        cs.push_back(std::make_unique<ws_client>(srv.port()));
+        REQUIRE(cs.back()->open("/ws").status == 101);
+    }
+    REQUIRE(s.wait([&] { return s.opened.size() == clients; }));
+    std::vector<wsk::peer> peers;
+    {
+        std::lock_guard<std::mutex> g(s.m);
+        peers = s.opened;
+    }
+    std::vector<std::thread> senders;
+    for (int t = 0; t < threads; ++t)
+        senders.emplace_back([&peers, t] {
+            for (int i = 0; i < per_thread; ++i)
+                for (wsk::peer& p : peers) p.send("t" + std::to_string(t) + "-" + std::to_string(i));
+        });
+    for (int i = 0; i < per_client; ++i)
+        for (auto& c : cs) c->send(ws::text("c" + std::to_string(i)));
+    for (auto& t : senders) t.join();
+    for (auto& c : cs) {
+        std::vector<int> next(threads, 0);
+        int echoed = 0;
+        for (int n = 0; n < threads * per_thread + per_client; ++n) {
+            ws_server_frame f = c->next();
+            REQUIRE(f.op == 1);
+            if (f.payload[0] == 'c') {
+                CHECK(f.payload == "c" + std::to_string(echoed++));
+                continue;
+            }
+            int t = f.payload[1] - '0';
+            CHECK(f.payload == "t" + std::to_string(t) + "-" + std::to_string(next[t]++));
+        }
+        CHECK(echoed == per_client);
+    }
+}
+
 TEST_CASE_TEMPLATE("sends past the backlog limit are dropped, past write_high_water say backpressure", Policy,
-                   SKIFF_WS_POLICIES) {
+                   SKIFF_TEST_POLICIES) {
     std::vector<wsk::send_status> results;
     skiff::options opt;
     opt.write_high_water = 64 * 1024;
@@ -357,7 +430,7 @@ TEST_CASE_TEMPLATE("sends past the backlog limit are dropped, past write_high_wa
     CHECK(results.back() == wsk::send_status::dropped);
 }
 
-TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_TEST_POLICIES) {
     ws_seen s;
     running_server<Policy> srv([&s](skiff::basic_server<Policy>& app) { app.get("/ws", wsk::upgrade(s.handlers())); });
     ws_client a(srv.port()), b(srv.port());
@@ -376,12 +449,7 @@ TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_WS_P
     CHECK(s.closed.size() == 2);
 }
 
-TEST_CASE("under the shared policy the upgrade is refused with 501") {
-    running_server<skiff::shared> srv([](skiff::basic_server<skiff::shared>& app) { ws_echo_routes(app); });
-    CHECK(one_response(srv.port(), ws_upgrade_request("/echo")).status == 501);
-}
-
-TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last one marked", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last one marked", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
         wsk::handlers h;
         h.delivery = wsk::delivery::pieces;
@@ -402,7 +470,7 @@ TEST_CASE_TEMPLATE("delivery in pieces hands each piece as it comes, the last on
 }
 
 TEST_CASE_TEMPLATE("a quiet client is pinged at half the idle timeout, and closed with 1000 if it does not answer",
-                   Policy, SKIFF_WS_POLICIES) {
+                   Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.idle_timeout = 400ms;
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) { ws_echo_routes(app); }, opt);
@@ -421,7 +489,7 @@ TEST_CASE_TEMPLATE("a quiet client is pinged at half the idle timeout, and close
 }
 
 TEST_CASE_TEMPLATE("a quiet client that answers the keepalive pings stays open; without keepalive it is closed",
-                   Policy, SKIFF_WS_POLICIES) {
+                   Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.idle_timeout = 300ms;
     running_server<Policy> srv(
@@ -451,7 +519,7 @@ TEST_CASE_TEMPLATE("a quiet client that answers the keepalive pings stays open; 
     CHECK(f.code() == 1000);
 }
 
-TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
         wsk::handlers h;
         h.on_message = [](wsk::peer&, std::string_view, wsk::kind) { throw std::runtime_error("boom"); };
@@ -464,7 +532,7 @@ TEST_CASE_TEMPLATE("a callback that throws fails the connection with 1011", Poli
     CHECK(c.sees_eof());
 }
 
-TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, SKIFF_WS_POLICIES) {
+TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.write_high_water = 64 * 1024;
     std::atomic<wsk::send_status> last{wsk::send_status::dropped};
@@ -494,7 +562,7 @@ TEST_CASE_TEMPLATE("on_drain hears once a backlogged client has read", Policy, S
 }
 
 TEST_CASE_TEMPLATE("a callback sends to another connection's peer (a room), on its loop or another", Policy,
-                   SKIFF_WS_POLICIES) {
+                   SKIFF_TEST_POLICIES) {
     struct room {
         std::mutex m;
         std::vector<wsk::peer> members;

@@ -1,8 +1,10 @@
 // The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), and the foreign descriptors it
-// watches. It does not know connections: a task is a function of the loop's context, and an
-// answer reaches its connection through answer_wait.hpp. It is made only when a program
+// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
+// watches, and, under shared, the sockets of the connections it holds for the workers (a
+// deferred answer's, a WebSocket's: hold_socket). It does not know connections: a task is a
+// function of the loop's context, an answer reaches its connection through answer_wait.hpp,
+// and a held socket's readiness runs the function its holder gave. It is made only when a program
 // defers or asks for a loop, so its mutex is compiled into such programs only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
@@ -42,6 +44,20 @@ namespace skiff::detail {
 
 // Move-only, so that a task may own what it completes (a deferred, a push_stream).
 using hub_task = unique_function<void(loop_context&)>;
+
+// What runs when a socket the hub holds is ready (async_hub::hold_socket): owner is the
+// address the socket was aimed at.
+using socket_ready_fn = void (*)(loop_context& ctx, void* owner);
+
+// A connection's socket the hub watches in the workers' stead: what keeps its owner alive,
+// what runs on its readiness, and whether it is still watched or retired (claimed a second
+// longer, see retire_held).
+enum class held_watch : std::uint8_t { watched, retired };
+struct held_socket {
+    std::shared_ptr<void> owner;
+    socket_ready_fn ready = nullptr;
+    held_watch watch = held_watch::watched;
+};
 
 class async_hub final : private loop_hub {
 public:
@@ -153,7 +169,7 @@ public:
         if (data == &notify_tag_) return true;
         if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
         std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || find_held(data) != nullptr;
+        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || held_.count(data) != 0;
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
@@ -162,13 +178,13 @@ public:
         if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         watcher* w = nullptr;
-        std::shared_ptr<deferred_state> stream;  // held while it is served
+        held_socket held;  // its owner kept alive while it is served
         {
             std::lock_guard<std::mutex> g(watch_lock_);
             w = find(watchers_, data);
-            if (w == nullptr) stream = find_held(data);
+            if (w == nullptr) held = find_held(data);
         }
-        if (stream && stream->link == link_state::bound) return on_held_socket(ctx, *stream);
+        if (held.owner && held.watch == held_watch::watched) return held.ready(ctx, held.owner.get());
         if (w == nullptr) return;  // unwatched since the wait reported it
         call_guarded([&] { w->fn(); }, [] {});
         if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
@@ -221,17 +237,31 @@ public:
     }
 
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) {
+        s.socket_watch = what;
+        hold_socket(s, &deferred_socket_ready, fd, what);
+    }
+
+    // shared: the hub watches a connection's socket in the workers' stead, aimed at `owner`
+    // (one-shot: once per call), and keeps owner alive while it does, and for a second after
+    // release_socket(). ready(ctx, &owner) runs on its readiness, under the process lock.
+    // Called by the processor that holds the connection (a deferred answer's, a WebSocket's).
+    template <class Owner>
+    void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
         {
             std::lock_guard<std::mutex> g(watch_lock_);
-            auto [it, added] = held_.try_emplace(&s);  // one lookup: called again on every re-arm
+            auto [it, added] = held_.try_emplace(&owner);  // one lookup: called again on every re-arm
             if (added) {
-                it->second.state = s.shared_from_this();
+                it->second.owner = owner.shared_from_this();
+                it->second.ready = ready;
                 watch_total_.fetch_add(1, std::memory_order_relaxed);
             }
         }
-        s.socket_watch = what;
-        poller_.modify(fd, &s, what, mode_);  // the connection's own registration, re-aimed
+        poller_.modify(fd, &owner, what, mode_);  // the connection's own registration, re-aimed
     }
+
+    // The connection no longer waits on the hub: its socket's events are no longer owner's
+    // (they stay claimed for a second, as a removed watcher's do). Safe after detach().
+    void release_socket(const void* owner) { retire_held(owner); }
 
 private:
     enum class hub_state : std::uint8_t { open, detached };
@@ -325,7 +355,7 @@ private:
 
     // A held connection's socket watch ends when the connection stops waiting on its answer;
     // it stays claimable for a second, as a watcher does, and keeps its state alive meanwhile.
-    void retire_held(const deferred_state* s) {
+    void retire_held(const void* s) {
         if (watch_total_.load(std::memory_order_relaxed) == 0) return;
         std::lock_guard<std::mutex> g(watch_lock_);
         auto it = held_.find(s);
@@ -335,9 +365,15 @@ private:
         retired_count_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    std::shared_ptr<deferred_state> find_held(const void* data) const {
+    held_socket find_held(const void* data) const {
         auto it = held_.find(data);
-        return it == held_.end() ? nullptr : it->second.state;
+        return it == held_.end() ? held_socket{} : it->second;
+    }
+
+    // A deferred answer's socket (watch_socket): served while the connection waits on it.
+    static void deferred_socket_ready(loop_context& ctx, void* owner) {
+        auto& s = *static_cast<deferred_state*>(owner);
+        if (s.link == link_state::bound) on_held_socket(ctx, s);
     }
 
     // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
@@ -381,15 +417,10 @@ private:
     mutable std::mutex watch_lock_;
     std::vector<std::unique_ptr<watcher>> watchers_;
     std::vector<std::unique_ptr<watcher>> retired_;
-    // shared: the answers whose connection's socket the hub watches, by the address the poller
-    // reports, so that claims() is one lookup however many requests wait (a scan of a vector
-    // cost every event on any connection a pass over all of them).
-    enum class held_watch : std::uint8_t { watched, retired };
-    struct held_answer {
-        std::shared_ptr<deferred_state> state;
-        held_watch watch = held_watch::watched;
-    };
-    std::unordered_map<const void*, held_answer> held_;
+    // shared: the connections whose socket the hub watches (a deferred answer's, a WebSocket's),
+    // by the address the poller reports, so that claims() is one lookup however many wait (a
+    // scan of a vector cost every event on any connection a pass over all of them).
+    std::unordered_map<const void*, held_socket> held_;
     std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
     std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some

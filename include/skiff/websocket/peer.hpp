@@ -4,8 +4,8 @@
 // The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
 //
 // Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
-// names the taker exactly while the connection is handed to it, and only the loop's thread
-// touches it.
+// names the taker exactly while the link is bound, and only the thread that serves the
+// connection touches it (the loop's; under shared, the hub's processor).
 #ifndef SKIFF_WEBSOCKET_PEER_HPP
 #define SKIFF_WEBSOCKET_PEER_HPP
 
@@ -70,8 +70,23 @@ class ws_taker;
 // As peers see it; only moves forward.
 enum class ws_phase : std::uint8_t { open, closing, closed };
 
-// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread).
-struct ws_state {
+// Where the loop is with a WebSocket's connection, as the hub's tasks see it.
+enum class ws_link : std::uint8_t {
+    unbound,   // shared policy: the worker that upgraded it has not handed it to the hub yet
+    bound,     // `taker` serves it
+    finished,  // closed, or given back: posts are dropped
+};
+
+// A close posted before the connection was bound (shared), applied when it is.
+struct ws_early_close {
+    bool asked = false;
+    websocket::close_code code = websocket::close_code::normal;
+    std::string reason;
+};
+
+// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
+// keeps it alive while it watches the connection's socket (shared), hence shared_from_this.
+struct ws_state : std::enable_shared_from_this<ws_state> {
     std::shared_ptr<const websocket::handlers> h;
     std::size_t high_water = 0;  // options::write_high_water
     std::size_t limit = 0;       // the backlog past which sends are dropped
@@ -79,12 +94,21 @@ struct ws_state {
     std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
     std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
     std::atomic<bool> wants_drain{false};
-    ws_taker* taker = nullptr;  // loop-side (see the file comment)
+    // Loop-side (see the file comment). Atomic because under shared a worker may end an
+    // unbound WebSocket (finished) while the hub's processor reads it on another thread.
+    std::atomic<ws_link> link{ws_link::unbound};
+    ws_taker* taker = nullptr;
+    // shared: what peers posted before the hub held the connection, sent first when it does
+    // (under the hub's process lock).
+    std::string early;
+    ws_early_close early_close;
 };
 
-// The WebSocket whose callback runs on this thread, so that its own sends go straight into
-// the loop's batch rather than through the hub.
+// The WebSocket whose callback runs on this thread, and its taker, so that its own sends go
+// straight into the loop's batch rather than through the hub. The taker is kept here, not
+// read from ws_state::taker: under shared, on_open runs before the connection is bound.
 inline thread_local ws_state* ws_current = nullptr;
+inline thread_local ws_taker* ws_current_taker = nullptr;
 
 } // namespace skiff::detail
 

@@ -4,17 +4,30 @@
 // and, when the server stops, closes every WebSocket with 1001; and the steps the hub brings
 // it from other threads (a send, a close).
 //
-// Deadlines: the taker keeps its connection on the `paused` deadline, which calls it once a
-// tick (options: a tick is a tenth of the shortest timeout, 5-250 ms), and decides itself:
-// the idle deadline (handlers::idle_timeout, else options::idle_timeout, counted from the last
-// read; a quiet client is pinged at half of it, handlers::keepalive), the stop
-// (door::stopping()), and the close handshake's wait (linger_timeout).
-// While output is parked the session's write deadline stands instead (the client does not read).
+// Deadlines: once a tick (options: a tick is a tenth of the shortest timeout, 5-250 ms) the
+// taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
+// options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
+// handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
+// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded), or
+// a hub timer under shared (below). While output is parked the session's write deadline stands
+// instead (the client does not read).
+//
+// Under shared any worker may serve a connection's next event, and the set's reaper wakes an
+// expired connection only by shutting its socket down, so neither can run a WebSocket, whose
+// peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
+// hub's processor takes the connection from the workers (take_from_workers), as it does a
+// deferred answer's: it watches the socket (async_hub::hold_socket) and runs the tick on a hub
+// timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs under the
+// hub's process lock, one at a time. The set's deadline is then only a backstop (`awaited`,
+// pushed back each tick) that the reaper would act on if the hub stalled. What peers posted
+// before the hub held it is kept (ws_state::early) and sent first, in order.
 //
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
 // on_close) runs with ws_current unset and its sends are posted. A posted send that finds
-// ws_state::taker cleared is dropped.
+// the link finished is dropped; one that finds it unbound (shared) waits in ws_state::early.
+// While the hub holds the connection, no worker gets its events (its registration is aimed at
+// its ws_state); it goes back to the workers only through finish() (settle()).
 #ifndef SKIFF_WEBSOCKET_TAKER_HPP
 #define SKIFF_WEBSOCKET_TAKER_HPP
 
@@ -23,6 +36,7 @@
 #include "skiff/engine/connection.hpp"
 #include "skiff/engine/handover.hpp"
 #include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/loop_time.hpp"
 #include "skiff/engine/options.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
@@ -46,6 +60,8 @@
 
 namespace skiff::detail {
 
+inline void ws_socket_ready(loop_context& ctx, void* owner);
+
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
@@ -56,8 +72,9 @@ public:
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
         conn_ = &c;
-        state().taker = this;
+        if (!d.workers_wait()) bind();  // else once the worker's event is done (take_from_workers)
         const options& o = d.settings();
+        tick_ms_ = tick_for(o);
         std::int64_t idle = state().h->idle_timeout.count();
         idle_ms_ = idle != 0 ? idle : o.idle_timeout.count();
         close_wait_ms_ = o.linger_timeout.count();
@@ -88,7 +105,7 @@ public:
             d.write(websocket::make_frame_head(websocket::opcode::ping, websocket::fin_bit::final, 0).view());
             return settle(d, c);
         }
-        d.arm(c, deadline_kind::paused);
+        arm_tick(d, c);
         return fate::open;
     }
 
@@ -97,12 +114,12 @@ public:
     fate await(door& d, connection& c) override {
         if (stage_ == stage::head_sent) return open_now(d, c);
         d.watch(c, watch_read);
-        d.arm(c, deadline_kind::paused);
+        arm_tick(d, c);
         return fate::open;
     }
 
     void abandon() noexcept override {
-        if (state().taker != this) return;
+        if (state().phase.load(std::memory_order_relaxed) == ws_phase::closed) return;
         unlink();
         tell_close(websocket::close_code::abnormal, {});
     }
@@ -114,7 +131,54 @@ public:
         tell_if_drained();
     }
 
-    bool take_from_workers(loop_context&, connection&) override { return false; }
+    // shared: the upgrade's event is done; the hub's processor takes the connection (see the
+    // file comment). Declared inline here, or it would be the class's key function (as
+    // answer_wait.hpp explains).
+    inline bool take_from_workers(loop_context& ctx, connection& c) override;
+
+    // ---- the hub's steps, under shared (each under its process lock) ----------------------
+
+    // Once a tick: as on_deadline, unless output is parked (the write deadline stands).
+    fate on_hub_tick(door& d, connection& c) {
+        if (d.parked(c) != 0) return fate::open;
+        return on_deadline(d, c);
+    }
+
+    // The socket the hub watches is ready: parked output goes first, then a read, as the
+    // loop serves a connection's event (writable, then readable). A readiness the wait
+    // reported before a later step re-aimed the watch may find nothing to do: the write and
+    // the read then say so (drained, retry), and the watch is set again.
+    fate on_socket_ready(door& d, connection& c) {
+        if (c.watching & watch_write) {
+            write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
+            if (w == write_status::failed) return d.close(c);
+            on_sent(d, c);
+            if (d.after_write(c, w) == fate::closed) return fate::closed;
+        }
+        if (c.watching & watch_read) return on_readable(d, c);
+        return fate::open;
+    }
+
+    // The hub holds the connection now: what peers posted before goes out, in order.
+    fate on_bound(door& d, connection& c) {
+        ws_state& s = state();
+        std::string early;
+        early.swap(s.early);
+        s.queued.fetch_sub(early.size(), std::memory_order_relaxed);
+        ws_early_close close = std::move(s.early_close);
+        if (stage_ == stage::open && !early.empty()) d.write(early);
+        if (stage_ == stage::open && close.asked) start_close(d, close.code, close.reason);
+        return settle(d, c);
+    }
+
+    // After a step, while the hub holds the connection: its socket watched again if the watch
+    // fired or the connection now waits for something else (one-shot: a watch that did not
+    // fire still stands).
+    void watch_again(connection& c, bool fired) {
+        if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
+        watched_ = c.watching;
+        self_.hub_->hold_socket(state(), &ws_socket_ready, c.fd, c.watching);
+    }
 
     // ---- what the peers reach, on the loop ------------------------------------------------
 
@@ -156,14 +220,19 @@ private:
 
     // While a callback runs: its own peer's sends go into the batch through this door.
     struct callback_scope {
-        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current) {
+        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current), prev_taker(ws_current_taker) {
             ws_current = &t.state();
+            ws_current_taker = &t;
             t.door_ = &d;
         }
-        ~callback_scope() { ws_current = prev; }
+        ~callback_scope() {
+            ws_current = prev;
+            ws_current_taker = prev_taker;
+        }
         callback_scope(const callback_scope&) = delete;
         callback_scope& operator=(const callback_scope&) = delete;
         ws_state* prev;
+        ws_taker* prev_taker;
     };
 
     ws_state& state() const noexcept { return *peer_state(self_); }
@@ -292,11 +361,30 @@ private:
         ws_current = outer;
     }
 
-    // Peers' sends are dropped from now on, and posted ones find no taker.
+    // Posts reach this taker from now on (shared: bound under the hub's process lock, since
+    // the processor may be applying a post to s meanwhile; see take_from_workers).
+    void bind() noexcept {
+        ws_state& s = state();
+        s.taker = this;
+        s.link.store(ws_link::bound, std::memory_order_relaxed);
+    }
+
+    // Peers' sends are dropped from now on, and posted ones find no taker. A connection the
+    // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
         ws_state& s = state();
         s.phase.store(ws_phase::closed, std::memory_order_release);
         if (s.taker == this) s.taker = nullptr;
+        s.link.store(ws_link::finished, std::memory_order_relaxed);
+        if (holder_ != holder::hub) return;
+        holder_ = holder::workers;
+        call_guarded([&] { self_.hub_->release_socket(&s); }, [] {});
+    }
+
+    // The deadline that brings the tick: the loop's `paused` (single, sharded); under shared a
+    // backstop, since the hub's timer ticks (see the file comment).
+    static void arm_tick(door& d, connection& c) {
+        d.arm(c, d.workers_wait() ? deadline_kind::awaited : deadline_kind::paused);
     }
 
     void tell_close(websocket::close_code code, std::string_view reason) noexcept {
@@ -312,6 +400,9 @@ private:
 
     enum class told : std::uint8_t { not_yet, closed };
     enum class ping_state : std::uint8_t { not_sent, sent };
+    // Who serves the connection's events: the workers (or the loop), or, under shared once the
+    // upgrade's event is over, the hub's processor.
+    enum class holder : std::uint8_t { workers, hub };
 
     websocket::peer self_;
     websocket::message_reader reader_;
@@ -325,25 +416,79 @@ private:
     ending ending_ = ending::none;
     told told_ = told::not_yet;
     ping_state ping_ = ping_state::not_sent;
+    holder holder_ = holder::workers;
+    std::uint8_t watched_ = watch_none;  // what the hub last watched the socket for
+    std::int64_t tick_ms_ = 0;           // the set's tick (loop_time.hpp): the hub timer's period
 };
 
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
 
-// Runs step(taker, door, connection) if s still names a taker; else the post is dropped.
+// Runs step(taker, door, connection) if s is bound to a taker; else the post is dropped.
+// Under shared the hub then watches the socket again while it still holds the connection
+// (`fired`: the step answered the watch's readiness, which one-shot disarmed).
 template <class Step>
-void on_ws(loop_context& ctx, ws_state& s, Step& step) {
-    if (s.taker != nullptr) serve_taker<ws_taker>(ctx, *s.taker->conn(), loop_context::expiry::ignored, step);
+void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, bool fired = false) {
+    if (s.link.load(std::memory_order_relaxed) != ws_link::bound) return;
+    ws_taker& t = *s.taker;
+    connection& c = *t.conn();
+    serve_taker<ws_taker>(ctx, c, e, step);
+    if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
 }
 
 inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        s.early += frame;  // shared: sent once the hub holds the connection (still queued)
+        return;
+    }
     s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
-    on_ws(ctx, s, step);
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
 
 inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code code, std::string& reason) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        if (!s.early_close.asked) s.early_close = {true, code, std::move(reason)};
+        return;
+    }
     auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_close_post(d, c, code, reason); };
-    on_ws(ctx, s, step);
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+}
+
+// shared: the socket the hub holds for s is ready. A deadline the reaper found passed (the
+// write deadline, or the stop's end) is handled first, as for any event.
+inline void ws_socket_ready(loop_context& ctx, void* owner) {
+    auto step = [](ws_taker& t, door& d, connection& c) { return t.on_socket_ready(d, c); };
+    on_ws(ctx, *static_cast<ws_state*>(owner), loop_context::expiry::served_first, step, true);
+}
+
+// shared: the hub's tick for s, until the connection is no longer the hub's.
+inline timer_action ws_hub_tick(loop_context& ctx, ws_state& s) {
+    auto step = [](ws_taker& t, door& d, connection& c) { return t.on_hub_tick(d, c); };
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+    return s.link.load(std::memory_order_relaxed) == ws_link::bound ? timer_action::keep : timer_action::stop;
+}
+
+// Under the hub's process lock, so that no post is applied meanwhile: bound, ticked by a hub
+// timer, and served its early posts; on_bound's settle, through on_ws, watches the socket.
+inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
+    if (holder_ == holder::hub) return true;
+    struct args {
+        loop_context& ctx;
+        ws_taker& t;
+    } a{ctx, *this};
+    self_.hub_->exclusive(
+        [](void* p) {
+            auto& x = *static_cast<args*>(p);
+            ws_taker& t = x.t;
+            t.bind();
+            t.holder_ = holder::hub;
+            std::shared_ptr<ws_state> s = t.self_.s_;
+            t.self_.hub_->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
+            auto step = [](ws_taker& w, door& d, connection& at) { return w.on_bound(d, at); };
+            on_ws(x.ctx, *s, loop_context::expiry::ignored, step, true);  // t may be gone after this
+        },
+        &a);
+    return true;
 }
 
 } // namespace skiff::detail

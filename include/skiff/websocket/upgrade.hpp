@@ -25,13 +25,18 @@
 // The parts: peer.hpp (what the application holds), taker.hpp (the connection's reading,
 // deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
 //
-// Not yet: the shared policy (accept() answers 501 there: a connection belongs to whichever
-// worker serves its event, and a send from another thread has no safe way to it yet); deciding
-// the upgrade later from another thread; broadcast without a copy per peer.
+// Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
+// event, the loop hub's processor takes each WebSocket from the workers once the upgrade's
+// event is over and serves it from then on, one step at a time under its process lock: its
+// reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
+// (taker.hpp says how).
 //
-// Invariants: ws_state::taker names the taker exactly while the connection is handed to it
-// (bound in begin(), cleared by unlink() before the connection closes or is given back), and
-// only the loop's thread touches it; a posted send that finds it cleared is dropped. Bytes are
+// Not yet: deciding the upgrade later from another thread; broadcast without a copy per peer.
+//
+// Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
+// under shared in take_from_workers(); cleared by unlink() before the connection closes or is
+// given back), and only the thread that serves the connection touches it (the loop's, or the
+// hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
 // so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
 // and its sends are posted. The peer's phase only moves forward: open, closing, closed.
@@ -63,7 +68,7 @@ inline send_status peer::send(std::string_view data, kind k) {
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     if (detail::ws_current == s_.get()) {
-        s_->taker->send_here(op, data);
+        detail::ws_current_taker->send_here(op, data);
     } else {
         std::string frame;
         frame.reserve(size);
@@ -88,7 +93,7 @@ inline bool peer::post_frame(std::string frame) {
 inline send_status peer::close(close_code code, std::string_view reason) {
     if (!is_open()) return send_status::dropped;
     if (detail::ws_current == s_.get()) {
-        s_->taker->close_here(code, reason);
+        detail::ws_current_taker->close_here(code, reason);
         return send_status::queued;
     }
     bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
@@ -106,7 +111,7 @@ inline void refuse_handshake(response& res, const handshake_check& check) {
 }
 
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
-// with the answer given (400, 405, 426; 501 under the shared policy), when it cannot. The
+// with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
 // is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
@@ -117,10 +122,6 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
         return false;
     }
     detail::hub_anchor* a = detail::response_access::anchor(res);
-    if (a != nullptr && a->mode == detail::poll_mode::oneshot) {  // the shared policy (see the file comment)
-        res.status(501).text("WebSocket is not served under the shared policy yet\n");
-        return false;
-    }
     std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
     std::string head;
     detail::held_fields fields = detail::response_access::hold_fields(res);
