@@ -22,14 +22,14 @@ cd "$(dirname "$0")/.."
 # What each step needs beyond the base (Debian 12 package names).
 base=(cmake ninja-build g++ doctest-dev python3 libsqlite3-dev)
 declare -A needs=(
-  [asan-ubsan]=""
+  [asan-ubsan]="python3-websockets"
   [debug]="git pkg-config"
-  [single-header]=""
+  [single-header]="python3-websockets"
   [release]=""
   [clang]="clang libclang-rt-14-dev"
   [tsan]="clang libclang-rt-14-dev llvm-14"
   [kqueue-shim]=""
-  [system]="nginx-light haproxy apache2-utils wrk curl chromium"
+  [system]="nginx-light haproxy apache2-utils wrk curl chromium nodejs node-ws golang-go golang-github-gorilla-websocket-dev"
   [matrix]="g++-11 g++-12 clang-14 clang-16"
 )
 

@@ -256,6 +256,43 @@ TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Po
     CHECK(c.next().payload == "bird");
 }
 
+// An idle WebSocket keeps no message reader: a read borrows the loop's spare one, and only a
+// frame or message left open across reads keeps a reader of its own (taker.hpp). Connections
+// whose frames stop halfway, in turn with others on other routes, each get their own message
+// whole and under their own route's limit.
+TEST_CASE_TEMPLATE("frames left halfway on several connections at once each finish whole, under their route's limit",
+                   Policy, SKIFF_WS_POLICIES) {
+    running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
+        ws_echo_routes(app);  // /echo: at most 1024 bytes
+        app.get("/big", wsk::upgrade(ws_echo_handlers(1u << 20)));
+    });
+    ws_client small(srv.port()), big(srv.port()), other(srv.port());
+    REQUIRE(small.open("/echo").status == 101);
+    REQUIRE(big.open("/big").status == 101);
+    REQUIRE(other.open("/big").status == 101);
+    std::string half_header = ws::binary(std::string(3000, 'b'));  // a 16-bit length: cut inside it
+    std::string fragmented = ws::text("one ", false) + ws::cont("two ", false) + ws::cont("three");
+    big.send(half_header.substr(0, 3));
+    small.send(fragmented.substr(0, 9));  // inside the message's first frame
+    std::this_thread::sleep_for(50ms);    // each read is its own event
+    other.send(ws::text("whole"));
+    CHECK(other.next().payload == "whole");
+    small.send(fragmented.substr(9));
+    big.send(half_header.substr(3));
+    ws_server_frame f = small.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "one two three");
+    f = big.next();
+    CHECK(f.op == 2);
+    CHECK(f.payload == std::string(3000, 'b'));  // /big's limit, not /echo's, though /echo read last
+    other.send(ws::binary(std::string(2000, 'o')));  // over /echo's limit, within /big's
+    CHECK(other.next().payload.size() == 2000);
+    small.send(ws::binary(std::string(2000, 's')));
+    f = small.next();
+    CHECK(f.op == 8);
+    CHECK(f.code() == 1009);
+}
+
 TEST_CASE_TEMPLATE("a message over the route's limit is closed with 1009, invalid UTF-8 with 1007", Policy,
                    SKIFF_TEST_POLICIES) {
     ws_seen s;

@@ -155,6 +155,42 @@ TEST_CASE("websocket limits: a message gathered over reads gives its memory back
     CHECK(r.held() == skiff::websocket::max_control_payload);
 }
 
+// What the WebSocket taker relies on to lend one reader per thread (websocket/taker.hpp): a
+// reader is at rest exactly between frames of no open message, and one at rest takes another
+// connection's limits and reads its stream as a fresh reader would.
+TEST_CASE("websocket limits: a reader at rest between messages serves another limit as a fresh one would") {
+    skiff::websocket::message_reader r(limit(10));
+    CHECK(r.at_rest());
+    std::string stream = text("0123456789");
+    std::size_t used = 0;
+    CHECK(r.next(stream.data(), 3, used).step == message_step::need_more);  // inside the header
+    CHECK_FALSE(r.at_rest());
+    CHECK(feed(r, std::string_view(stream).substr(3), {}) == ev{text_msg("0123456789")});
+    CHECK(r.at_rest());
+    CHECK(feed(r, text("ab", false), {}).empty());  // a message open
+    CHECK_FALSE(r.at_rest());
+    CHECK(feed(r, cont("c"), {}) == ev{text_msg("abc")});
+    CHECK(r.at_rest());
+    r.limit(limit(2 * mib, skiff::websocket::delivery::pieces));
+    std::string big(mib, 'b');
+    CHECK(feed(r, binary(big), {}) == ev{binary_msg(big)});  // 1 MiB under the new limit, one piece
+    r.limit(limit(4));
+    CHECK(feed(r, binary("12345"), {}) == ev{failed(close_code::message_too_big)});
+    CHECK_FALSE(r.at_rest());  // failed: never lent again
+}
+
+TEST_CASE("websocket limits: a message gathered in one read goes back at once when asked") {
+    skiff::websocket::message_reader r(limit(mib));
+    std::string stream = text(std::string(1000, 'a'), false) + cont(std::string(1000, 'b'));
+    std::size_t used = 0;
+    auto e = r.next(stream.data(), stream.size(), used);
+    CHECK(e.data == std::string(1000, 'a') + std::string(1000, 'b'));
+    CHECK(r.held() >= 2000);  // the event's bytes, until the next call
+    r.release_delivered();
+    CHECK(r.held() == 0);
+    CHECK(r.at_rest());
+}
+
 TEST_CASE("websocket limits: a message cut short by a close gives its memory back too") {
     skiff::websocket::message_reader r;
     CHECK(feed(r, text(std::string(5000, 't'), false), {100}).empty());

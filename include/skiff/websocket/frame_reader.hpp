@@ -93,6 +93,10 @@ public:
     const frame_header& header() const noexcept { return header_; }
     close_code error() const noexcept { return error_; }
     std::uint64_t max_message() const noexcept { return max_message_; }
+    // Between frames: no header or payload begun (nor failed). A reader here may take another
+    // limit (limit()) and go on as a fresh one would.
+    bool at_frame_start() const noexcept { return state_ == state::first_byte; }
+    void limit(std::uint64_t max_message) noexcept { max_message_ = max_message; }
 
 private:
     enum class state : std::uint8_t {

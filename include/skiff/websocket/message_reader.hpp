@@ -98,6 +98,21 @@ public:
         }
     }
 
+    // At rest: no frame or message open across the bytes given so far, and neither closed nor
+    // failed, so a later read needs nothing of this reader. One at rest may be swapped for a
+    // fresh one, or serve another connection after limit() (the WebSocket taker lends one per
+    // thread on this ground, so that an idle connection carries no reader).
+    bool at_rest() const noexcept { return state_ == state::between && frames_.at_frame_start(); }
+    // Another connection's limits, for a reader at rest.
+    void limit(message_limits limits) noexcept {
+        frames_.limit(limits.max_message);
+        delivery_ = limits.delivery;
+    }
+    // A message gathered and handed out already goes back now, rather than on the next call.
+    void release_delivered() noexcept {
+        if (state_ != state::inside && !buffer_.empty()) give_back();
+    }
+
     // Heap bytes held beyond the reader itself (for a memory budget): the open message
     // gathered so far, and the control frame buffer once allocated.
     std::size_t held() const noexcept {

@@ -18,7 +18,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t
 #include <functional>   // the application's callbacks
-#include <memory>       // std::shared_ptr
+#include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 
@@ -77,36 +77,38 @@ enum class ws_link : std::uint8_t {
     finished,  // closed, or given back: posts are dropped
 };
 
-// A close posted before the connection was bound (shared), applied when it is.
-struct ws_early_close {
-    bool asked = false;
+// shared: what peers posted before the hub held the connection, sent first when it does
+// (under the hub's process lock): the frames, in order, and a close. Made by the first such
+// post, so that a WebSocket that has none carries only the pointer.
+struct ws_early {
+    std::string frames;
+    bool close_asked = false;
     websocket::close_code code = websocket::close_code::normal;
     std::string reason;
 };
 
 // One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
 // keeps it alive while it watches the connection's socket (shared), hence shared_from_this.
+// The one-byte members go last, so that they share the last word (x86-64: 88 bytes).
 struct ws_state : std::enable_shared_from_this<ws_state> {
     std::shared_ptr<const websocket::handlers> h;
     std::size_t high_water = 0;  // options::write_high_water
     std::size_t limit = 0;       // the backlog past which sends are dropped
-    std::atomic<ws_phase> phase{ws_phase::open};
     std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
     std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
+    ws_taker* taker = nullptr;           // loop-side (see the file comment)
+    std::unique_ptr<ws_early> early;     // shared, before the hub holds the connection
+    std::atomic<ws_phase> phase{ws_phase::open};
     std::atomic<bool> wants_drain{false};
     // Loop-side (see the file comment). Atomic because under shared a worker may end an
     // unbound WebSocket (finished) while the hub's processor reads it on another thread.
     std::atomic<ws_link> link{ws_link::unbound};
-    ws_taker* taker = nullptr;
-    // shared: what peers posted before the hub held the connection, sent first when it does
-    // (under the hub's process lock).
-    std::string early;
-    ws_early_close early_close;
 };
 
 // The WebSocket whose callback runs on this thread, and its taker, so that its own sends go
 // straight into the loop's batch rather than through the hub. The taker is kept here, not
 // read from ws_state::taker: under shared, on_open runs before the connection is bound.
+// (The event's door is kept beside them: taker.hpp's ws_current_door.)
 inline thread_local ws_state* ws_current = nullptr;
 inline thread_local ws_taker* ws_current_taker = nullptr;
 

@@ -22,16 +22,25 @@
 // pushed back each tick) that the reaper would act on if the hub stalled. What peers posted
 // before the hub held it is kept (ws_state::early) and sent first, in order.
 //
+// Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
+// reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
+// before its event ends; only a frame or message left open across reads moves into a reader
+// of the connection's own (own_), freed once it is at rest again. Either way nothing of one
+// connection's reading stays with a thread, so any thread may serve its next event (a worker,
+// or under shared the hub's processor).
+//
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
 // on_close) runs with ws_current unset and its sends are posted. A posted send that finds
 // the link finished is dropped; one that finds it unbound (shared) waits in ws_state::early.
 // While the hub holds the connection, no worker gets its events (its registration is aimed at
-// its ws_state); it goes back to the workers only through finish() (settle()).
+// its ws_state); it goes back to the workers only through finish() (settle()). The thread's
+// spare reader is at rest whenever no event is reading with it.
 #ifndef SKIFF_WEBSOCKET_TAKER_HPP
 #define SKIFF_WEBSOCKET_TAKER_HPP
 
 #include "skiff/async/hub.hpp"
+#include "skiff/config.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/engine/connection.hpp"
 #include "skiff/engine/handover.hpp"
@@ -62,22 +71,34 @@ namespace skiff::detail {
 
 inline void ws_socket_ready(loop_context& ctx, void* owner);
 
+// The thread's spare message reader (the file comment says why), and whether an event is
+// reading with it now (then a read that somehow begins inside that one takes its own).
+// Local to a function, so that a program that never upgrades emits none of it (a namespace-
+// scope thread_local with a constructor is emitted, with its init function, wherever it is seen).
+struct ws_reader_loan {
+    websocket::message_reader reader;
+    bool out = false;
+};
+inline ws_reader_loan& ws_spare_reader() noexcept {
+    thread_local ws_reader_loan loan;
+    return loan;
+}
+
+// The door of the event whose callback runs on this thread (beside ws_current), for its own
+// peer's sends into the batch.
+inline thread_local door* ws_current_door = nullptr;
+
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
-    ws_taker(websocket::peer self, const websocket::handlers& h)
-        : self_(std::move(self)), reader_(websocket::message_limits{h.max_message, h.delivery}) {}
+    ws_taker(websocket::peer self, const websocket::handlers&) : self_(std::move(self)) {}
     ~ws_taker() override { unlink(); }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
         conn_ = &c;
         if (!d.workers_wait()) bind();  // else once the worker's event is done (take_from_workers)
-        const options& o = d.settings();
-        tick_ms_ = tick_for(o);
-        std::int64_t idle = state().h->idle_timeout.count();
-        idle_ms_ = idle != 0 ? idle : o.idle_timeout.count();
-        close_wait_ms_ = o.linger_timeout.count();
+        else tick_ms_ = static_cast<std::uint16_t>(tick_for(d.settings()));
         return 0;
     }
 
@@ -93,14 +114,14 @@ public:
     // and the keepalive ping.
     fate on_deadline(door& d, connection& c) override {
         std::int64_t now = d.now_ms();
-        if (stage_ == stage::closing && now >= close_due_) return d.close(c);
-        if (stage_ == stage::open && (d.stopping() || now >= idle_due_)) {
+        if (stage_ == stage::closing && now >= mark_ms_) return d.close(c);
+        if (stage_ == stage::open && (d.stopping() || now >= mark_ms_ + idle_ms(d))) {
             callback_scope scope(*this, d);
             bool stop = d.stopping();
             start_close(d, stop ? websocket::close_code::going_away : websocket::close_code::normal, stop ? "server stopping" : "idle");
             return settle(d, c);
         }
-        if (stage_ == stage::open && wants_ping(now)) {
+        if (stage_ == stage::open && wants_ping(d, now)) {
             ping_ = ping_state::sent;
             d.write(websocket::make_frame_head(websocket::opcode::ping, websocket::fin_bit::final, 0).view());
             return settle(d, c);
@@ -161,13 +182,11 @@ public:
 
     // The hub holds the connection now: what peers posted before goes out, in order.
     fate on_bound(door& d, connection& c) {
-        ws_state& s = state();
-        std::string early;
-        early.swap(s.early);
-        s.queued.fetch_sub(early.size(), std::memory_order_relaxed);
-        ws_early_close close = std::move(s.early_close);
-        if (stage_ == stage::open && !early.empty()) d.write(early);
-        if (stage_ == stage::open && close.asked) start_close(d, close.code, close.reason);
+        std::unique_ptr<ws_early> early = std::move(state().early);
+        if (early == nullptr) return settle(d, c);
+        state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
+        if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
+        if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
         return settle(d, c);
     }
 
@@ -185,11 +204,11 @@ public:
     // Inside a callback of this connection: straight into the batch (settle() flushes it).
     void send_here(websocket::opcode op, std::string_view payload) {
         websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
-        door_->write(head.view());
-        door_->write(payload);
+        ws_current_door->write(head.view());
+        ws_current_door->write(payload);
         state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
     }
-    void close_here(websocket::close_code code, std::string_view reason) { start_close(*door_, code, reason); }
+    void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current_door, code, reason); }
 
     // A frame posted from elsewhere (any thread), through the hub.
     fate on_post(door& d, connection& c, std::string& frame) {
@@ -220,27 +239,37 @@ private:
 
     // While a callback runs: its own peer's sends go into the batch through this door.
     struct callback_scope {
-        callback_scope(ws_taker& t, door& d) noexcept : prev(ws_current), prev_taker(ws_current_taker) {
+        callback_scope(ws_taker& t, door& d) noexcept
+            : prev(ws_current), prev_taker(ws_current_taker), prev_door(ws_current_door) {
             ws_current = &t.state();
             ws_current_taker = &t;
-            t.door_ = &d;
+            ws_current_door = &d;
         }
         ~callback_scope() {
             ws_current = prev;
             ws_current_taker = prev_taker;
+            ws_current_door = prev_door;
         }
         callback_scope(const callback_scope&) = delete;
         callback_scope& operator=(const callback_scope&) = delete;
         ws_state* prev;
         ws_taker* prev_taker;
+        door* prev_door;
     };
 
     ws_state& state() const noexcept { return *peer_state(self_); }
     static ws_state* peer_state(const websocket::peer& p) noexcept { return p.s_.get(); }
 
+    // handlers::idle_timeout, else options::idle_timeout (looked up once a tick, not kept: an
+    // idle connection carries no copy).
+    std::int64_t idle_ms(door& d) const noexcept {
+        std::int64_t own = state().h->idle_timeout.count();
+        return own != 0 ? own : d.settings().idle_timeout.count();
+    }
+
     fate open_now(door& d, connection& c) {
         stage_ = stage::open;
-        idle_due_ = d.now_ms() + idle_ms_;
+        mark_ms_ = d.now_ms();
         {
             callback_scope scope(*this, d);
             if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
@@ -252,16 +281,43 @@ private:
         return settle(d, c);
     }
 
-    // What a read brought: every event the reader finds, until it needs more or the
-    // connection ends. Views handed to callbacks point into data or the reader.
+    // What a read brought, read with the connection's own reader if a frame or message is
+    // open across reads, else with the thread's spare one (the file comment says why).
     void on_bytes(door& d, char* data, std::size_t len) {
-        idle_due_ = d.now_ms() + idle_ms_;
+        if (stage_ == stage::open) mark_ms_ = d.now_ms();
         ping_ = ping_state::not_sent;
         callback_scope scope(*this, d);
+        ws_reader_loan& loan = ws_spare_reader();
+        if (own_ != nullptr || loan.out) return read_own(d, data, len);
+        loan.out = true;
+        loan.reader.limit(limits());
+        read_events(d, loan.reader, data, len);
+        loan.out = false;
+        if (loan.reader.at_rest()) return loan.reader.release_delivered();
+        websocket::message_reader open = std::move(loan.reader);
+        loan.reader = websocket::message_reader();  // at rest again before anything can throw
+        if (ending_ == ending::none) own_ = std::make_unique<websocket::message_reader>(std::move(open));
+    }
+
+    // With a reader of the connection's own, kept only while it is not at rest.
+    SKIFF_NOINLINE void read_own(door& d, char* data, std::size_t len) {
+        if (own_ == nullptr) own_ = std::make_unique<websocket::message_reader>(limits());
+        read_events(d, *own_, data, len);
+        if (own_->at_rest()) own_.reset();
+    }
+
+    websocket::message_limits limits() const noexcept {
+        const websocket::handlers& h = *state().h;
+        return {h.max_message, h.delivery};
+    }
+
+    // Every event the reader finds, until it needs more or the connection ends. Views handed
+    // to callbacks point into data or the reader.
+    void read_events(door& d, websocket::message_reader& reader, char* data, std::size_t len) {
         std::size_t at = 0;
         while (ending_ == ending::none) {
             std::size_t used = 0;
-            websocket::message_event e = reader_.next(data + at, len - at, used);
+            websocket::message_event e = reader.next(data + at, len - at, used);
             at += used;
             switch (e.step) {
             case websocket::message_step::need_more: return;
@@ -286,9 +342,9 @@ private:
     }
 
     // Quiet for half the idle timeout, and not pinged since it last sent anything.
-    bool wants_ping(std::int64_t now) const noexcept {
+    bool wants_ping(door& d, std::int64_t now) const noexcept {
         return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
-               now >= idle_due_ - idle_ms_ / 2;
+               now >= mark_ms_ + idle_ms(d) / 2;
     }
 
     void pong(door& d, std::string_view payload) {
@@ -315,7 +371,7 @@ private:
         if (stage_ != stage::open) return;
         write_close(d, code, reason);
         stage_ = stage::closing;
-        close_due_ = d.now_ms() + close_wait_ms_;
+        mark_ms_ = d.now_ms() + d.settings().linger_timeout.count();
     }
 
     void write_close(door& d, websocket::close_code code, std::string_view reason) {
@@ -405,20 +461,16 @@ private:
     enum class holder : std::uint8_t { workers, hub };
 
     websocket::peer self_;
-    websocket::message_reader reader_;
+    std::unique_ptr<websocket::message_reader> own_;  // only while a frame or message is open across reads
     connection* conn_ = nullptr;
-    door* door_ = nullptr;  // the current event's, for send_here()
-    std::int64_t idle_ms_ = 0;
-    std::int64_t close_wait_ms_ = 0;
-    std::int64_t idle_due_ = 0;
-    std::int64_t close_due_ = 0;
+    std::int64_t mark_ms_ = 0;  // open: when the client last sent; closing: when the wait for its close ends
     stage stage_ = stage::head_sent;
     ending ending_ = ending::none;
     told told_ = told::not_yet;
     ping_state ping_ = ping_state::not_sent;
     holder holder_ = holder::workers;
     std::uint8_t watched_ = watch_none;  // what the hub last watched the socket for
-    std::int64_t tick_ms_ = 0;           // the set's tick (loop_time.hpp): the hub timer's period
+    std::uint16_t tick_ms_ = 0;          // shared: the set's tick (5-250 ms), the hub timer's period
 };
 
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
@@ -435,9 +487,15 @@ void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, b
     if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
 }
 
+// shared: what is kept for s until the hub holds its connection, made on first use.
+inline ws_early& early_of(ws_state& s) {
+    if (s.early == nullptr) s.early = std::make_unique<ws_early>();
+    return *s.early;
+}
+
 inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
     if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
-        s.early += frame;  // shared: sent once the hub holds the connection (still queued)
+        early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
     }
     s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
@@ -447,7 +505,11 @@ inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
 
 inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code code, std::string& reason) {
     if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
-        if (!s.early_close.asked) s.early_close = {true, code, std::move(reason)};
+        ws_early& early = early_of(s);
+        if (early.close_asked) return;
+        early.close_asked = true;
+        early.code = code;
+        early.reason = std::move(reason);
         return;
     }
     auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_close_post(d, c, code, reason); };
