@@ -261,7 +261,7 @@ TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Po
 // whose frames stop halfway, in turn with others on other routes, each get their own message
 // whole and under their own route's limit.
 TEST_CASE_TEMPLATE("frames left halfway on several connections at once each finish whole, under their route's limit",
-                   Policy, SKIFF_WS_POLICIES) {
+                   Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv([](skiff::basic_server<Policy>& app) {
         ws_echo_routes(app);  // /echo: at most 1024 bytes
         app.get("/big", wsk::upgrade(ws_echo_handlers(1u << 20)));
