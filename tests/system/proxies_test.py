@@ -12,73 +12,35 @@ client) may fail, and every request sent once the proxy has noticed is answered 
 Usage: proxies_test.py BINARY {nginx|haproxy}"""
 import http.client
 import os
-import signal
 import socket
-import subprocess
 import threading
 import time
 
-from support import (HELLO, check, free_port, main, read_responses, skiff_app, tempdir, wait_for,
-                     wait_listening)
+from support import HELLO, check, free_port, main, proxy_process, read_responses, skiff_app, tempdir, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BODY = bytes((i * 13 + 5) % 256 for i in range(100_000))
 
-# Per proxy: config template, command ({dir}: the temp dir), and its front ports by role: whether
-# the upstream connection outlives the request, and how a chunked upload reaches skiff (nginx
-# buffers it and sends a Content-Length unless request buffering is off; HAProxy passes it on).
-# The roles that close come first, so that the instances' descriptors can be counted against
-# the baseline before any pool exists.
+# Per proxy: config template and its front ports by role: whether the upstream connection
+# outlives the request, and how a chunked upload reaches skiff (nginx buffers it and sends a
+# Content-Length unless request buffering is off; HAProxy passes it on). The roles that close
+# come first, so that the instances' descriptors can be counted against the baseline before any
+# pool exists.
 LENGTH, CHUNKED = b"length 100000", b"chunked"
 PROXIES = {
-    "nginx": ("nginx.conf.in", ["nginx", "-p", "{dir}", "-c", "{dir}/proxy.conf", "-e", "{dir}/error.log",
-                                "-g", "daemon off;"],
+    "nginx": ("nginx.conf.in",
               {"HTTP10_PORT": (False, LENGTH), "KEEPALIVE_PORT": (True, LENGTH), "STREAM_PORT": (True, CHUNKED)}),
-    "haproxy": ("haproxy.cfg.in", ["haproxy", "-f", "{dir}/proxy.conf", "-db"],
-                {"CLOSE_PORT": (False, CHUNKED), "KEEPALIVE_PORT": (True, CHUNKED)}),
+    "haproxy": ("haproxy.cfg.in", {"CLOSE_PORT": (False, CHUNKED), "KEEPALIVE_PORT": (True, CHUNKED)}),
 }
 
 
-class proxy:
+class proxy(proxy_process):
+    """kind in front of the two instances on app_ports, with a free port for each of its roles."""
+
     def __init__(self, kind, app_ports, tmp):
-        template, command, roles = PROXIES[kind]
-        self.ports = {role: free_port() for role in roles}
-        self.roles = roles
-        values = dict(self.ports, APP1_PORT=app_ports[0], APP2_PORT=app_ports[1], DIR=tmp,
-                      USER="user root;" if os.geteuid() == 0 else "")  # nginx workers: ours
-        text = open(os.path.join(HERE, template)).read()
-        for k, v in values.items():
-            text = text.replace("@%s@" % k, str(v))
-        with open(os.path.join(tmp, "proxy.conf"), "w") as f:
-            f.write(text)
-        self.log = open(os.path.join(tmp, "stderr.log"), "wb")
-        self.tmp = tmp
-        self.proc = subprocess.Popen([a.format(dir=tmp) for a in command], stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        if not all(wait_listening(p, self.proc) for p in self.ports.values()):
-            self.stop()
-            raise AssertionError("FAILED: %s did not start: %s" % (kind, self.logs()))
-
-    def logs(self):
-        out = []
-        for name in ("stderr.log", "error.log"):
-            path = os.path.join(self.tmp, name)
-            if os.path.exists(path):
-                out.append(open(path, errors="replace").read()[-2000:])
-        return "\n".join(out)
-
-    def stop(self):
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)   # nginx's worker, should it outlive the master
-        except ProcessLookupError:
-            pass
-        self.proc.wait(timeout=5)
-        self.log.close()
+        template, self.roles = PROXIES[kind]
+        super().__init__(kind, os.path.join(HERE, template), {role: free_port() for role in self.roles},
+                         {"APP1_PORT": app_ports[0], "APP2_PORT": app_ports[1]}, tmp)
 
 
 def pipelined(port):

@@ -1,6 +1,6 @@
-"""What the system tests share: starting system_app (and proxies) on free ports, reading a
-process's descriptors and RSS from /proc, raw HTTP over sockets, and the check/report
-format. Python 3 standard library only."""
+"""What the system tests share: starting system_app and the proxies (nginx, HAProxy) on free
+ports, reading a process's descriptors and RSS from /proc, raw HTTP over sockets, and the
+check/report format. Python 3 standard library only."""
 import http.client
 import os
 import resource
@@ -109,6 +109,61 @@ class skiff_app:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
         return 0
+
+
+# How each proxy runs in the foreground as the current user from TMP/proxy.conf ({dir}: TMP).
+# nginx takes TMP as its prefix (-p), where its pid, logs and temp files go.
+PROXY_COMMANDS = {
+    "nginx": ["nginx", "-p", "{dir}", "-c", "{dir}/proxy.conf", "-e", "{dir}/error.log", "-g", "daemon off;"],
+    "haproxy": ["haproxy", "-f", "{dir}/proxy.conf", "-db"],
+}
+
+
+class proxy_process:
+    """nginx or HAProxy from a config template in tmp. Each @NAME@ in the template is replaced by
+    ports[NAME] or values[NAME] (and @DIR@ by tmp, @USER@ by what nginx needs when run as
+    root); starting waits until every one of ports listens. It runs in its own session, so that
+    stop() ends its workers with it."""
+
+    def __init__(self, kind, template, ports, values, tmp):
+        self.kind, self.ports, self.tmp = kind, ports, tmp
+        values = dict(values, **ports, DIR=tmp,
+                      USER="user root;" if os.geteuid() == 0 else "")  # nginx workers: ours
+        with open(template) as f:
+            text = f.read()
+        for k, v in values.items():
+            text = text.replace("@%s@" % k, str(v))
+        with open(os.path.join(tmp, "proxy.conf"), "w") as f:
+            f.write(text)
+        self.log = open(os.path.join(tmp, "stderr.log"), "wb")
+        self.proc = subprocess.Popen([a.format(dir=tmp) for a in PROXY_COMMANDS[kind]], stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        if not all(wait_listening(p, self.proc) for p in ports.values()):
+            self.stop()
+            raise AssertionError("FAILED: %s did not start: %s" % (kind, self.logs()))
+
+    def logs(self):
+        """The tail of what the proxy wrote to stderr and its error log."""
+        out = []
+        for name in ("stderr.log", "error.log"):
+            path = os.path.join(self.tmp, name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    out.append(f.read()[-2000:])
+        return "\n".join(out)
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)   # nginx's worker, should it outlive the master
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=5)
+        self.log.close()
 
 
 def fetch(port, method="GET", path="/", body=None, headers=None, timeout=5):

@@ -37,6 +37,8 @@ class websocket_example:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError("FAILED: examples/websocket did not stop on SIGTERM within 15 s")
+        finally:
+            self.proc.stdout.close()
         if exc[0] is None:
             check(code == 0, "examples/websocket stops on SIGTERM with exit code 0 (%r)" % code)
 
