@@ -5,6 +5,7 @@
 #ifndef SKIFF_SKIFF_HPP
 #define SKIFF_SKIFF_HPP
 
+#include "skiff/app/compiled.hpp"
 #include "skiff/app/server.hpp"
 #include "skiff/async/deferred.hpp"
 #include "skiff/async/hub.hpp"

@@ -15,5 +15,6 @@
 #include "skiff/testing/test_client.hpp"
 #include "skiff/testing/test_loop.hpp"
 #include "skiff/testing/test_response.hpp"
+#include "skiff/testing/test_websocket.hpp"
 
 #endif // SKIFF_TESTING_HPP

@@ -40,9 +40,9 @@
 // compiler still instantiates what it may inline). A program that includes this header without
 // linking that file (a fuzz target) instantiates them itself, as any user does.
 #ifdef SKIFF_TEST_SERVERS_COMPILED
-extern template class skiff::basic_server<skiff::single>;
-extern template class skiff::basic_server<skiff::sharded>;
-extern template class skiff::basic_server<skiff::shared>;
+SKIFF_EXTERN_SERVER(skiff::single);
+SKIFF_EXTERN_SERVER(skiff::sharded);
+SKIFF_EXTERN_SERVER(skiff::shared);
 #endif
 
 namespace skiff_test {

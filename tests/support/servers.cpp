@@ -1,7 +1,8 @@
-// The servers the suites run, instantiated here once per policy (loopback.hpp declares them
-// extern when SKIFF_TEST_SERVERS_COMPILED is set). Nothing else: a test lives beside its kind.
+// The servers the suites run, compiled here once per policy (loopback.hpp declares them
+// extern when SKIFF_TEST_SERVERS_COMPILED is set), through skiff's separate compilation
+// (app/compiled.hpp) as a project of many files would. Nothing else: a test lives beside its kind.
 #include <skiff/skiff.hpp>
 
-template class skiff::basic_server<skiff::single>;
-template class skiff::basic_server<skiff::sharded>;
-template class skiff::basic_server<skiff::shared>;
+SKIFF_COMPILE_SERVER(skiff::single);
+SKIFF_COMPILE_SERVER(skiff::sharded);
+SKIFF_COMPILE_SERVER(skiff::shared);

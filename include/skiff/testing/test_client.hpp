@@ -150,6 +150,10 @@ public:
     }
     // Every byte the server wrote on this connection, exactly.
     const std::string& raw_output() const noexcept { return output_; }
+    // What the server wrote that no response returned yet took, and taking the first n bytes
+    // of it: for what follows an upgrade (testing/test_websocket.hpp reads frames so).
+    std::string_view unread() const noexcept { return std::string_view(output_).substr(read_at_); }
+    void take(std::size_t n) noexcept { read_at_ += n < output_.size() - read_at_ ? n : output_.size() - read_at_; }
     // The server closed this connection (its end reads EOF or reset).
     bool closed() const noexcept { return link_ == link::closed_by_server; }
     // Connections the server holds open.
