@@ -1,13 +1,16 @@
 // WebSocket on the same loop as HTTP (skiff/websocket/upgrade.hpp):
 //
 //   GET /                  200, a line of text
+//   GET /www/chat.html     a chat page for a browser: served here so that it finds /chat on the
+//                          host it came from; the files of $ROOT (default: this example's
+//                          www/) at /www/, by serve_dir, sent from the file (sendfile)
 //   ws://HOST:PORT/echo    every complete message comes back whole, with its type (text or
 //                          binary); messages up to 16 MiB (longer: closed with 1009)
 //   ws://HOST:PORT/chat    every text message goes to every client connected to /chat (the
 //                          sender too); binary messages are ignored; up to 64 KiB each
 //
-// Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops,
-// closing every WebSocket with 1001.
+// Env: PORT (default 8080), POLICY (single, sharded or shared; default single), ROOT (the
+// page's directory). Ctrl-C stops, closing every WebSocket with 1001.
 //
 // Limits, so that no client can grow the server without bound: an echo client holds at most
 // one message being gathered (16 MiB) and one echo waiting for it to read (the loop stops
@@ -24,6 +27,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#ifndef WEBSOCKET_WWW
+#define WEBSOCKET_WWW "www"  // examples/CMakeLists.txt gives the source directory's www/
+#endif
 
 namespace ws = skiff::websocket;
 
@@ -90,7 +97,7 @@ extern "C" void on_signal(int) {
 }
 
 template <class Policy>
-int serve(std::uint16_t port) {
+int serve(std::uint16_t port, const std::string& root) {
     chat_room room;  // outlives the server: a loop may still run a callback until run() returns
     skiff::options opt;
     opt.workers = 2;
@@ -99,6 +106,9 @@ int serve(std::uint16_t port) {
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("WebSocket at /echo and /chat\n"); });
     app.get("/echo", ws::upgrade(echo_handlers()));
     app.get("/chat", ws::upgrade(chat_handlers(room)));
+    // Under a prefix, so that / keeps its line of text (the contract above) and the page's
+    // relative links (style.css) resolve beside it.
+    app.serve_dir("/www", root);
     if (auto ec = app.listen(port)) {
         std::fprintf(stderr, "websocket: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;
@@ -106,7 +116,7 @@ int serve(std::uint16_t port) {
     stop_server = [&app] { app.stop(); };
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
-    std::printf("websocket: serving http://127.0.0.1:%u/ (ws: /echo, /chat)\n", app.port());
+    std::printf("websocket: serving http://127.0.0.1:%u/ (ws: /echo, /chat; page: /www/chat.html)\n", app.port());
     std::fflush(stdout);
     return app.run();
 }
@@ -116,8 +126,10 @@ int serve(std::uint16_t port) {
 int main() {
     const char* port_env = std::getenv("PORT");
     auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    const char* root_env = std::getenv("ROOT");
+    std::string root = root_env && *root_env ? root_env : WEBSOCKET_WWW;
     const char* policy = std::getenv("POLICY");
-    if (policy != nullptr && std::string(policy) == "sharded") return serve<skiff::sharded>(port);
-    if (policy != nullptr && std::string(policy) == "shared") return serve<skiff::shared>(port);
-    return serve<skiff::single>(port);
+    if (policy != nullptr && std::string(policy) == "sharded") return serve<skiff::sharded>(port, root);
+    if (policy != nullptr && std::string(policy) == "shared") return serve<skiff::shared>(port, root);
+    return serve<skiff::single>(port, root);
 }
