@@ -63,7 +63,7 @@ public:
             std::lock_guard<std::mutex> g(lock_);
             now = members_;
         }
-        for (ws::peer& p : now) (void)p.send(text, ws::kind::text);  // dropped for one that does not read
+        (void)ws::broadcast(now, text, ws::kind::text);  // the frame built once; dropped for one that does not read
     }
 
 private:

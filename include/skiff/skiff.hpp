@@ -91,6 +91,7 @@
 #include "skiff/upload/upload.hpp"
 #include "skiff/version.hpp"
 #include "skiff/websocket/base64.hpp"
+#include "skiff/websocket/broadcast.hpp"
 #include "skiff/websocket/frame.hpp"
 #include "skiff/websocket/frame_reader.hpp"
 #include "skiff/websocket/frame_writer.hpp"

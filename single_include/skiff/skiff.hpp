@@ -14712,6 +14712,23 @@ inline bool base64_decode(std::string_view in, std::uint8_t* out, std::size_t ro
 
 #endif // SKIFF_WEBSOCKET_BASE64_HPP
 // end skiff/websocket/base64.hpp
+// begin skiff/websocket/broadcast.hpp
+// One message to many WebSockets (skiff::websocket::broadcast), from the loop or any thread:
+// the frame is built once and shared, not once per connection. A connection whose callback is
+// running on this thread takes it straight into its batch; every other gets it through its
+// loop's hub, in one post per hub for all its connections rather than one post (a lock and a
+// copy of the frame) per connection. Each loop then copies the frame into the connection's
+// output, as the writer needs. What each send would say (dropped past the backlog, backpressure
+// past write_high_water, then on_drain) holds for each connection as for peer::send.
+//
+// Not here: fan-out across processes, or a topic registry (uWebSockets' publish): the
+// application keeps its rooms, as examples/websocket.cpp does.
+// Invariant: for one connection, a broadcast and the peer::send calls made on one thread
+// reach the client in the order they were made (both post to its hub, which applies posts in
+// order; on the connection's own loop both write into the batch at once).
+#ifndef SKIFF_WEBSOCKET_BROADCAST_HPP
+#define SKIFF_WEBSOCKET_BROADCAST_HPP
+
 // begin skiff/websocket/frame.hpp
 // The vocabulary of WebSocket framing (RFC 6455 §5.2, §7.4): opcodes, close codes and the
 // limits the RFC fixes, shared by the reader, the assembler and the writer.
@@ -14775,6 +14792,146 @@ constexpr bool is_valid_close_code(std::uint16_t code) noexcept {
 
 #endif // SKIFF_WEBSOCKET_FRAME_HPP
 // end skiff/websocket/frame.hpp
+// begin skiff/websocket/frame_writer.hpp
+// Server frames (RFC 6455 §5.2), never masked (§5.1: a server must not mask): the header for
+// any payload length, and whole data, fragment, close, ping and pong frames appended to a
+// byte string.
+//
+// Not here: queueing, backpressure, when to send (the taker that owns the connection).
+// Invariants: lengths use the minimal encoding (§5.2: 7 bits up to 125, then 16, then 64);
+// control frames never pass 125 bytes: a longer ping or pong payload, or close reason, is cut
+// (a reason at a UTF-8 character boundary, so it stays valid text).
+#ifndef SKIFF_WEBSOCKET_FRAME_WRITER_HPP
+#define SKIFF_WEBSOCKET_FRAME_WRITER_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t, std::uint16_t, std::uint8_t
+#include <string>       // std::string, what frames are appended to
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+// reason cut to at most `room` bytes, never inside a UTF-8 character.
+constexpr std::string_view cut_utf8(std::string_view reason, std::size_t room) noexcept {
+    if (reason.size() <= room) return reason;
+    std::size_t n = room;
+    while (n > 0 && (static_cast<std::uint8_t>(reason[n]) & 0xc0) == 0x80) --n;  // reason[n] continues a character
+    return reason.substr(0, n);
+}
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
+enum class fin_bit : std::uint8_t {
+    more,   // a fragment: more frames of this message follow
+    final,  // the message's last (or only) frame
+};
+
+// A frame's header, up to 10 bytes, by value: so a broadcast can send one header and one
+// payload to many connections without copying the payload into each.
+struct frame_head {
+    char bytes[10] = {};
+    std::uint8_t size = 0;
+    std::string_view view() const noexcept { return {bytes, size}; }
+};
+
+// The header of an unmasked frame with `length` bytes of payload.
+constexpr frame_head make_frame_head(opcode op, fin_bit fin, std::uint64_t length) noexcept {
+    frame_head h;
+    h.bytes[0] = static_cast<char>((fin == fin_bit::final ? 0x80 : 0x00) | static_cast<std::uint8_t>(op));
+    if (length < 126) {
+        h.bytes[1] = static_cast<char>(length);
+        h.size = 2;
+        return h;
+    }
+    int width = length <= 0xffff ? 2 : 8;
+    h.bytes[1] = static_cast<char>(width == 2 ? 126 : 127);
+    for (int i = 0; i < width; ++i) h.bytes[2 + i] = static_cast<char>(length >> (8 * (width - 1 - i)));
+    h.size = static_cast<std::uint8_t>(2 + width);
+    return h;
+}
+
+// One frame: header and payload. For a whole message, op is text or binary and fin final;
+// for a fragmented one, the first frame has its type and fin_bit::more, the others
+// opcode::continuation, the last fin_bit::final.
+inline void append_frame(std::string& out, opcode op, std::string_view payload, fin_bit fin = fin_bit::final) {
+    out.append(make_frame_head(op, fin, payload.size()).view());
+    out.append(payload);
+}
+
+inline void append_ping(std::string& out, std::string_view payload) {
+    append_frame(out, opcode::ping, payload.substr(0, max_control_payload));
+}
+
+// The answer to a ping: the same payload (§5.5.3).
+inline void append_pong(std::string& out, std::string_view payload) {
+    append_frame(out, opcode::pong, payload.substr(0, max_control_payload));
+}
+
+// A close frame (§5.5.1): the code in network order, then the reason (cut to 123 bytes).
+// no_status and abnormal must never be sent (§7.4.1): with either, the frame has no payload,
+// which the peer reads as no_status.
+inline void append_close(std::string& out, close_code code, std::string_view reason = {}) {
+    if (code == close_code::no_status || code == close_code::abnormal) {
+        append_frame(out, opcode::close, {});
+        return;
+    }
+    std::string_view cut = detail::cut_utf8(reason, max_close_reason);
+    auto value = static_cast<std::uint16_t>(code);
+    out.append(make_frame_head(opcode::close, fin_bit::final, 2 + cut.size()).view());
+    out.push_back(static_cast<char>(value >> 8));
+    out.push_back(static_cast<char>(value & 0xff));
+    out.append(cut);
+}
+
+} // namespace skiff::websocket
+
+#endif // SKIFF_WEBSOCKET_FRAME_WRITER_HPP
+// end skiff/websocket/frame_writer.hpp
+// begin skiff/websocket/peer.hpp
+// What an application holds of a WebSocket connection (websocket/upgrade.hpp has the whole
+// picture): the callbacks a route gives (handlers), the kinds of message and what became of
+// a send, and the handle (peer) that sends on a connection from the loop or from any thread.
+// The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
+//
+// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
+// names the taker exactly while the link is bound, and only the thread that serves the
+// connection touches it (the loop's; under shared, the hub's processor).
+#ifndef SKIFF_WEBSOCKET_PEER_HPP
+#define SKIFF_WEBSOCKET_PEER_HPP
+
+// begin skiff/websocket/message_reader.hpp
+// Messages from client frames (RFC 6455 §5.4-§5.7, §8.1): the frame reader's events assembled
+// into text and binary messages, delivered whole (up to a size limit) or as pieces, with
+// control frames answered between the fragments of a message.
+//
+// Checks made here, beyond the frame reader's (each fails the connection with the code named):
+//  - a continuation frame with no message open, or a new text or binary frame inside one: 1002
+//    (§5.4);
+//  - a message longer than limits.max_message, in either delivery: 1009, decided from each
+//    frame's header before its payload is read;
+//  - text that is not UTF-8: 1007 at the first byte that makes it so, even when a character is
+//    split between fragments, and when a message ends inside a character (§8.1);
+//  - a close frame with a 1-byte payload, or with a code an endpoint may not send: 1002
+//    (§5.5.1, §7.4); a close reason that is not UTF-8: 1007.
+// Pongs are read and dropped (§5.5.3: an unsolicited pong needs no answer); a ping's payload
+// is handed out for the pong to send back. skiff negotiates no extension, so there is no
+// decompression here.
+// Not here: sending anything (frame_writer.hpp), deadlines, the close handshake's timing.
+//
+// Invariants: views in an event stay valid until the next call (they point into the caller's
+// bytes or into this reader's buffers). After a close or a failure the reader takes no more
+// messages: once closed it drops every byte it is given (§5.5.1: the peer sends nothing after
+// its close), once failed it uses nothing and answers failed. Memory (held() says how much):
+// the reader is 104 bytes (x86-64, libstdc++); beside it, at most max_message for a message
+// delivered whole while it spans reads (given back once handed out), and 125 bytes, once, for
+// a control frame split over reads; nothing when each message and control frame arrives in
+// one read (they are handed out in place).
+#ifndef SKIFF_WEBSOCKET_MESSAGE_READER_HPP
+#define SKIFF_WEBSOCKET_MESSAGE_READER_HPP
+
 // begin skiff/websocket/frame_reader.hpp
 // The incremental reader of client frames (RFC 6455 §5.2), in the picohttpparser shape of the
 // HTTP parser: hand it the bytes that arrived, split anywhere (one at a time included), and it
@@ -14995,382 +15152,6 @@ private:
 
 #endif // SKIFF_WEBSOCKET_FRAME_READER_HPP
 // end skiff/websocket/frame_reader.hpp
-// begin skiff/websocket/frame_writer.hpp
-// Server frames (RFC 6455 §5.2), never masked (§5.1: a server must not mask): the header for
-// any payload length, and whole data, fragment, close, ping and pong frames appended to a
-// byte string.
-//
-// Not here: queueing, backpressure, when to send (the taker that owns the connection).
-// Invariants: lengths use the minimal encoding (§5.2: 7 bits up to 125, then 16, then 64);
-// control frames never pass 125 bytes: a longer ping or pong payload, or close reason, is cut
-// (a reason at a UTF-8 character boundary, so it stays valid text).
-#ifndef SKIFF_WEBSOCKET_FRAME_WRITER_HPP
-#define SKIFF_WEBSOCKET_FRAME_WRITER_HPP
-
-
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint64_t, std::uint16_t, std::uint8_t
-#include <string>       // std::string, what frames are appended to
-#include <string_view>  // std::string_view
-
-namespace skiff::detail {
-
-// reason cut to at most `room` bytes, never inside a UTF-8 character.
-constexpr std::string_view cut_utf8(std::string_view reason, std::size_t room) noexcept {
-    if (reason.size() <= room) return reason;
-    std::size_t n = room;
-    while (n > 0 && (static_cast<std::uint8_t>(reason[n]) & 0xc0) == 0x80) --n;  // reason[n] continues a character
-    return reason.substr(0, n);
-}
-
-} // namespace skiff::detail
-
-namespace skiff::websocket {
-
-enum class fin_bit : std::uint8_t {
-    more,   // a fragment: more frames of this message follow
-    final,  // the message's last (or only) frame
-};
-
-// A frame's header, up to 10 bytes, by value: so a broadcast can send one header and one
-// payload to many connections without copying the payload into each.
-struct frame_head {
-    char bytes[10] = {};
-    std::uint8_t size = 0;
-    std::string_view view() const noexcept { return {bytes, size}; }
-};
-
-// The header of an unmasked frame with `length` bytes of payload.
-constexpr frame_head make_frame_head(opcode op, fin_bit fin, std::uint64_t length) noexcept {
-    frame_head h;
-    h.bytes[0] = static_cast<char>((fin == fin_bit::final ? 0x80 : 0x00) | static_cast<std::uint8_t>(op));
-    if (length < 126) {
-        h.bytes[1] = static_cast<char>(length);
-        h.size = 2;
-        return h;
-    }
-    int width = length <= 0xffff ? 2 : 8;
-    h.bytes[1] = static_cast<char>(width == 2 ? 126 : 127);
-    for (int i = 0; i < width; ++i) h.bytes[2 + i] = static_cast<char>(length >> (8 * (width - 1 - i)));
-    h.size = static_cast<std::uint8_t>(2 + width);
-    return h;
-}
-
-// One frame: header and payload. For a whole message, op is text or binary and fin final;
-// for a fragmented one, the first frame has its type and fin_bit::more, the others
-// opcode::continuation, the last fin_bit::final.
-inline void append_frame(std::string& out, opcode op, std::string_view payload, fin_bit fin = fin_bit::final) {
-    out.append(make_frame_head(op, fin, payload.size()).view());
-    out.append(payload);
-}
-
-inline void append_ping(std::string& out, std::string_view payload) {
-    append_frame(out, opcode::ping, payload.substr(0, max_control_payload));
-}
-
-// The answer to a ping: the same payload (§5.5.3).
-inline void append_pong(std::string& out, std::string_view payload) {
-    append_frame(out, opcode::pong, payload.substr(0, max_control_payload));
-}
-
-// A close frame (§5.5.1): the code in network order, then the reason (cut to 123 bytes).
-// no_status and abnormal must never be sent (§7.4.1): with either, the frame has no payload,
-// which the peer reads as no_status.
-inline void append_close(std::string& out, close_code code, std::string_view reason = {}) {
-    if (code == close_code::no_status || code == close_code::abnormal) {
-        append_frame(out, opcode::close, {});
-        return;
-    }
-    std::string_view cut = detail::cut_utf8(reason, max_close_reason);
-    auto value = static_cast<std::uint16_t>(code);
-    out.append(make_frame_head(opcode::close, fin_bit::final, 2 + cut.size()).view());
-    out.push_back(static_cast<char>(value >> 8));
-    out.push_back(static_cast<char>(value & 0xff));
-    out.append(cut);
-}
-
-} // namespace skiff::websocket
-
-#endif // SKIFF_WEBSOCKET_FRAME_WRITER_HPP
-// end skiff/websocket/frame_writer.hpp
-// begin skiff/websocket/handshake.hpp
-// The server's side of the WebSocket opening handshake (RFC 6455 §4.2): the checks on the
-// client's request (§4.2.1), the Sec-WebSocket-Accept key, the choice of a subprotocol, and
-// the bytes of the 101 answer (§4.2.2).
-//
-// Not here: routing, the application's own checks (a token, a cookie), writing the answer or
-// taking the connection over (the taker behind the door does that).
-// Extensions (Sec-WebSocket-Extensions, such as permessage-deflate) are always declined by
-// leaving them out of the answer, which §9.1 allows: skiff has no compression library and no
-// runtime dependency. So the frame reader rejects any RSV bit.
-// Invariants: nothing allocates but append_accept_head's output; a verdict other than accept
-// names the status to answer with (and 426 must carry the version field, §4.4).
-#ifndef SKIFF_WEBSOCKET_HANDSHAKE_HPP
-#define SKIFF_WEBSOCKET_HANDSHAKE_HPP
-
-// begin skiff/websocket/sha1.hpp
-// SHA-1 (FIPS 180-4 §6.1), for the WebSocket handshake's Sec-WebSocket-Accept alone
-// (RFC 6455 §4.2.2): written from the standard, not a security primitive here. RFC 6455 uses
-// it to show that the server read the key, not to protect anything, so the speed and the
-// side channels of a general-purpose hash do not matter.
-//
-// Not here: HMAC, streaming over more than 2^61 bytes (the bit count is 64 bits), other hashes.
-// Invariant: block_ holds used_ < 64 bytes of the message not yet compressed; total_ counts
-// every byte given to update().
-#ifndef SKIFF_WEBSOCKET_SHA1_HPP
-#define SKIFF_WEBSOCKET_SHA1_HPP
-
-#include <array>        // std::array for the digest
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t, std::uint64_t, std::uint8_t
-#include <string_view>  // std::string_view
-
-namespace skiff::detail {
-
-class sha1 {
-public:
-    using digest = std::array<std::uint8_t, 20>;
-
-    void update(std::string_view bytes) noexcept {
-        for (char c : bytes) {
-            block_[used_++] = static_cast<std::uint8_t>(c);
-            if (used_ == 64) compress();
-        }
-        total_ += bytes.size();
-    }
-
-    // The digest of everything given to update(); the object is spent afterwards.
-    digest finish() noexcept {
-        // §5.1.1: a 1 bit, zeros up to 56 bytes mod 64, then the length in bits, big-endian.
-        std::uint64_t bits = total_ * 8;
-        block_[used_++] = 0x80;
-        if (used_ > 56) {
-            while (used_ < 64) block_[used_++] = 0;
-            compress();
-        }
-        while (used_ < 56) block_[used_++] = 0;
-        for (int i = 7; i >= 0; --i) block_[used_++] = static_cast<std::uint8_t>(bits >> (8 * i));
-        compress();
-        digest out{};
-        for (std::size_t i = 0; i < 20; ++i) out[i] = static_cast<std::uint8_t>(h_[i / 4] >> (24 - 8 * (i % 4)));
-        return out;
-    }
-
-private:
-    static constexpr std::uint32_t rotl(std::uint32_t x, int n) noexcept { return (x << n) | (x >> (32 - n)); }
-
-    // §4.1.1 f_t and §4.2.1 K_t for round t.
-    static std::uint32_t round_f(int t, std::uint32_t b, std::uint32_t c, std::uint32_t d) noexcept {
-        if (t < 20) return (b & c) ^ (~b & d);               // Ch
-        if (t >= 40 && t < 60) return (b & c) ^ (b & d) ^ (c & d);  // Maj
-        return b ^ c ^ d;                                    // Parity
-    }
-    static constexpr std::uint32_t round_k(int t) noexcept {
-        return t < 20 ? 0x5a827999u : t < 40 ? 0x6ed9eba1u : t < 60 ? 0x8f1bbcdcu : 0xca62c1d6u;
-    }
-
-    // §6.1.2: one 512-bit block into the hash value.
-    void compress() noexcept {
-        std::uint32_t w[80];
-        for (int t = 0; t < 16; ++t)
-            w[t] = std::uint32_t{block_[4 * t]} << 24 | std::uint32_t{block_[4 * t + 1]} << 16 |
-                   std::uint32_t{block_[4 * t + 2]} << 8 | std::uint32_t{block_[4 * t + 3]};
-        for (int t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
-        std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4];
-        for (int t = 0; t < 80; ++t) {
-            std::uint32_t temp = rotl(a, 5) + round_f(t, b, c, d) + e + round_k(t) + w[t];
-            e = d;
-            d = c;
-            c = rotl(b, 30);
-            b = a;
-            a = temp;
-        }
-        h_[0] += a;
-        h_[1] += b;
-        h_[2] += c;
-        h_[3] += d;
-        h_[4] += e;
-        used_ = 0;
-    }
-
-    // §5.3.1: the initial hash value.
-    std::uint32_t h_[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u};
-    std::uint8_t block_[64] = {};
-    std::size_t used_ = 0;
-    std::uint64_t total_ = 0;
-};
-
-} // namespace skiff::detail
-
-#endif // SKIFF_WEBSOCKET_SHA1_HPP
-// end skiff/websocket/sha1.hpp
-
-#include <array>        // std::array for the accept key
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
-#include <string>       // std::string, what the 101 head is appended to
-#include <string_view>  // std::string_view
-
-namespace skiff::detail {
-
-// Whether any line of field `name` lists `token` (case-insensitively) in its comma list.
-inline bool lists_token(const request& req, std::string_view name, std::string_view token) noexcept {
-    bool found = false;
-    for (std::string_view line : req.header_values(name)) {
-        for_each_list_item(line, [&](std::string_view item) {
-            found = iequals(item, token);
-            return !found;
-        });
-        if (found) return true;
-    }
-    return false;
-}
-
-// One Sec-WebSocket-Key whose value is the base64 of 16 bytes (§4.1 item 7, §4.2.1 item 5).
-inline bool good_websocket_key(const request& req) noexcept {
-    std::size_t lines = 0;
-    for (std::string_view line : req.header_values("sec-websocket-key")) {
-        (void)line;
-        ++lines;
-    }
-    std::uint8_t nonce[16];
-    std::size_t size = 0;
-    return lines == 1 && base64_decode(req.header("sec-websocket-key"), nonce, 16, size) && size == 16;
-}
-
-} // namespace skiff::detail
-
-namespace skiff::websocket {
-
-// Why a request is (not) an acceptable opening handshake, in the order they are checked.
-enum class handshake_verdict : std::uint8_t {
-    accept,
-    not_get,                // §4.1 item 2: the method must be GET (405, with Allow: GET)
-    not_http11,             // HTTP/1.1 at least (400)
-    no_host,                // §4.2.1 item 2 (400)
-    no_upgrade_websocket,   // Upgrade must list the token "websocket" (400)
-    no_connection_upgrade,  // Connection must list the token "upgrade" (400)
-    bad_version,            // Sec-WebSocket-Version must be 13 (426, with the version field)
-    bad_key,                // one Sec-WebSocket-Key, base64 of exactly 16 bytes (400)
-};
-
-struct handshake_check {
-    handshake_verdict verdict = handshake_verdict::accept;
-    int status = 101;      // what to answer: 101 when accepted, else the rejection's status
-    std::string_view key;  // accepted: the client's key, for accept_key()
-};
-
-// The version this server speaks, and the field a 426 answer carries (§4.4).
-inline constexpr std::string_view version = "13";
-inline constexpr std::string_view version_field_name = "Sec-WebSocket-Version";
-
-// Checks req as an opening handshake (§4.2.1). Allocates nothing; the key views into req.
-inline handshake_check check_handshake(const request& req) noexcept {
-    using v = handshake_verdict;
-    if (req.verb() != method::get) return {v::not_get, 405, {}};
-    if (req.version_minor() < 1) return {v::not_http11, 400, {}};
-    if (req.host().empty()) return {v::no_host, 400, {}};
-    if (!detail::lists_token(req, "upgrade", "websocket")) return {v::no_upgrade_websocket, 400, {}};
-    if (!detail::lists_token(req, "connection", "upgrade")) return {v::no_connection_upgrade, 400, {}};
-    if (req.header("sec-websocket-version") != version) return {v::bad_version, 426, {}};
-    if (!detail::good_websocket_key(req)) return {v::bad_key, 400, {}};
-    return {v::accept, 101, req.header("sec-websocket-key")};
-}
-
-// §4.2.2 item 5.4: base64(SHA-1(key + the GUID)), 28 characters.
-using accept_key_text = std::array<char, 28>;
-inline accept_key_text accept_key(std::string_view key) noexcept {
-    detail::sha1 hash;
-    hash.update(key);
-    hash.update("258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-    auto digest = hash.finish();
-    accept_key_text out{};
-    detail::base64_encode(digest.data(), digest.size(), out.data());
-    return out;
-}
-
-// Whether the client offered subprotocol `name` in Sec-WebSocket-Protocol (§4.1 item 10:
-// compared exactly; the values are tokens, listed over one or more lines).
-inline bool offers_protocol(const request& req, std::string_view name) noexcept {
-    bool found = false;
-    for (std::string_view line : req.header_values("sec-websocket-protocol")) {
-        detail::for_each_list_item(line, [&](std::string_view item) {
-            found = item == name;
-            return !found;
-        });
-        if (found) return true;
-    }
-    return false;
-}
-
-// The first of `supported` (the application's order of preference) that the client offered,
-// or an empty view for none, which answers with no subprotocol (§4.2.2 item 5.4). The view is
-// an element of supported.
-template <class Range>
-std::string_view choose_protocol(const request& req, const Range& supported) noexcept {
-    for (std::string_view name : supported)
-        if (!name.empty() && offers_protocol(req, name)) return name;
-    return {};
-}
-
-// Appends the 101 answer's head (§4.2.2 item 5) for an accepted key: Upgrade, Connection,
-// Sec-WebSocket-Accept, Sec-WebSocket-Protocol when `protocol` is not empty, then `fields`
-// (whole field lines, each ending in CRLF: Date, Set-Cookie...) and the empty line. No
-// Sec-WebSocket-Extensions: every extension is declined. Returns false, appending nothing,
-// when protocol is not a token (it would let a caller's string inject fields).
-inline bool append_accept_head(std::string& out, std::string_view key, std::string_view protocol = {},
-                               std::string_view fields = {}) {
-    for (char c : protocol)
-        if (!detail::is_tchar(c)) return false;
-    accept_key_text accept = accept_key(key);
-    out.append("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               "Sec-WebSocket-Accept: ");
-    out.append(accept.data(), accept.size());
-    out.append("\r\n");
-    if (!protocol.empty()) {
-        out.append("Sec-WebSocket-Protocol: ");
-        out.append(protocol);
-        out.append("\r\n");
-    }
-    out.append(fields);
-    out.append("\r\n");
-    return true;
-}
-
-} // namespace skiff::websocket
-
-#endif // SKIFF_WEBSOCKET_HANDSHAKE_HPP
-// end skiff/websocket/handshake.hpp
-// begin skiff/websocket/message_reader.hpp
-// Messages from client frames (RFC 6455 §5.4-§5.7, §8.1): the frame reader's events assembled
-// into text and binary messages, delivered whole (up to a size limit) or as pieces, with
-// control frames answered between the fragments of a message.
-//
-// Checks made here, beyond the frame reader's (each fails the connection with the code named):
-//  - a continuation frame with no message open, or a new text or binary frame inside one: 1002
-//    (§5.4);
-//  - a message longer than limits.max_message, in either delivery: 1009, decided from each
-//    frame's header before its payload is read;
-//  - text that is not UTF-8: 1007 at the first byte that makes it so, even when a character is
-//    split between fragments, and when a message ends inside a character (§8.1);
-//  - a close frame with a 1-byte payload, or with a code an endpoint may not send: 1002
-//    (§5.5.1, §7.4); a close reason that is not UTF-8: 1007.
-// Pongs are read and dropped (§5.5.3: an unsolicited pong needs no answer); a ping's payload
-// is handed out for the pong to send back. skiff negotiates no extension, so there is no
-// decompression here.
-// Not here: sending anything (frame_writer.hpp), deadlines, the close handshake's timing.
-//
-// Invariants: views in an event stay valid until the next call (they point into the caller's
-// bytes or into this reader's buffers). After a close or a failure the reader takes no more
-// messages: once closed it drops every byte it is given (§5.5.1: the peer sends nothing after
-// its close), once failed it uses nothing and answers failed. Memory (held() says how much):
-// the reader is 104 bytes (x86-64, libstdc++); beside it, at most max_message for a message
-// delivered whole while it spans reads (given back once handed out), and 125 bytes, once, for
-// a control frame split over reads; nothing when each message and control frame arrives in
-// one read (they are handed out in place).
-#ifndef SKIFF_WEBSOCKET_MESSAGE_READER_HPP
-#define SKIFF_WEBSOCKET_MESSAGE_READER_HPP
-
 // begin skiff/websocket/utf8.hpp
 // Incremental UTF-8 validation (RFC 3629 §4), for WebSocket text messages and close reasons
 // (RFC 6455 §8.1): bytes may come in pieces split anywhere, even inside a character, and the
@@ -15671,18 +15452,6 @@ private:
 
 #endif // SKIFF_WEBSOCKET_MESSAGE_READER_HPP
 // end skiff/websocket/message_reader.hpp
-// begin skiff/websocket/peer.hpp
-// What an application holds of a WebSocket connection (websocket/upgrade.hpp has the whole
-// picture): the callbacks a route gives (handlers), the kinds of message and what became of
-// a send, and the handle (peer) that sends on a connection from the loop or from any thread.
-// The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
-//
-// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
-// names the taker exactly while the link is bound, and only the thread that serves the
-// connection touches it (the loop's; under shared, the hub's processor).
-#ifndef SKIFF_WEBSOCKET_PEER_HPP
-#define SKIFF_WEBSOCKET_PEER_HPP
-
 
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
@@ -15737,6 +15506,7 @@ struct handlers {
 namespace skiff::detail {
 
 class ws_taker;
+struct peer_access;  // broadcast.hpp: what a broadcast reads of each peer
 
 // As peers see it; only moves forward.
 enum class ws_phase : std::uint8_t { open, closing, closed };
@@ -15807,6 +15577,7 @@ public:
 
 private:
     friend class detail::ws_taker;
+    friend struct detail::peer_access;
     peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
         : s_(std::move(s)), hub_(std::move(hub)) {}
 
@@ -15862,6 +15633,254 @@ private:
 #ifndef SKIFF_WEBSOCKET_TAKER_HPP
 #define SKIFF_WEBSOCKET_TAKER_HPP
 
+// begin skiff/websocket/handshake.hpp
+// The server's side of the WebSocket opening handshake (RFC 6455 §4.2): the checks on the
+// client's request (§4.2.1), the Sec-WebSocket-Accept key, the choice of a subprotocol, and
+// the bytes of the 101 answer (§4.2.2).
+//
+// Not here: routing, the application's own checks (a token, a cookie), writing the answer or
+// taking the connection over (the taker behind the door does that).
+// Extensions (Sec-WebSocket-Extensions, such as permessage-deflate) are always declined by
+// leaving them out of the answer, which §9.1 allows: skiff has no compression library and no
+// runtime dependency. So the frame reader rejects any RSV bit.
+// Invariants: nothing allocates but append_accept_head's output; a verdict other than accept
+// names the status to answer with (and 426 must carry the version field, §4.4).
+#ifndef SKIFF_WEBSOCKET_HANDSHAKE_HPP
+#define SKIFF_WEBSOCKET_HANDSHAKE_HPP
+
+// begin skiff/websocket/sha1.hpp
+// SHA-1 (FIPS 180-4 §6.1), for the WebSocket handshake's Sec-WebSocket-Accept alone
+// (RFC 6455 §4.2.2): written from the standard, not a security primitive here. RFC 6455 uses
+// it to show that the server read the key, not to protect anything, so the speed and the
+// side channels of a general-purpose hash do not matter.
+//
+// Not here: HMAC, streaming over more than 2^61 bytes (the bit count is 64 bits), other hashes.
+// Invariant: block_ holds used_ < 64 bytes of the message not yet compressed; total_ counts
+// every byte given to update().
+#ifndef SKIFF_WEBSOCKET_SHA1_HPP
+#define SKIFF_WEBSOCKET_SHA1_HPP
+
+#include <array>        // std::array for the digest
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t, std::uint64_t, std::uint8_t
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+class sha1 {
+public:
+    using digest = std::array<std::uint8_t, 20>;
+
+    void update(std::string_view bytes) noexcept {
+        for (char c : bytes) {
+            block_[used_++] = static_cast<std::uint8_t>(c);
+            if (used_ == 64) compress();
+        }
+        total_ += bytes.size();
+    }
+
+    // The digest of everything given to update(); the object is spent afterwards.
+    digest finish() noexcept {
+        // §5.1.1: a 1 bit, zeros up to 56 bytes mod 64, then the length in bits, big-endian.
+        std::uint64_t bits = total_ * 8;
+        block_[used_++] = 0x80;
+        if (used_ > 56) {
+            while (used_ < 64) block_[used_++] = 0;
+            compress();
+        }
+        while (used_ < 56) block_[used_++] = 0;
+        for (int i = 7; i >= 0; --i) block_[used_++] = static_cast<std::uint8_t>(bits >> (8 * i));
+        compress();
+        digest out{};
+        for (std::size_t i = 0; i < 20; ++i) out[i] = static_cast<std::uint8_t>(h_[i / 4] >> (24 - 8 * (i % 4)));
+        return out;
+    }
+
+private:
+    static constexpr std::uint32_t rotl(std::uint32_t x, int n) noexcept { return (x << n) | (x >> (32 - n)); }
+
+    // §4.1.1 f_t and §4.2.1 K_t for round t.
+    static std::uint32_t round_f(int t, std::uint32_t b, std::uint32_t c, std::uint32_t d) noexcept {
+        if (t < 20) return (b & c) ^ (~b & d);               // Ch
+        if (t >= 40 && t < 60) return (b & c) ^ (b & d) ^ (c & d);  // Maj
+        return b ^ c ^ d;                                    // Parity
+    }
+    static constexpr std::uint32_t round_k(int t) noexcept {
+        return t < 20 ? 0x5a827999u : t < 40 ? 0x6ed9eba1u : t < 60 ? 0x8f1bbcdcu : 0xca62c1d6u;
+    }
+
+    // §6.1.2: one 512-bit block into the hash value.
+    void compress() noexcept {
+        std::uint32_t w[80];
+        for (int t = 0; t < 16; ++t)
+            w[t] = std::uint32_t{block_[4 * t]} << 24 | std::uint32_t{block_[4 * t + 1]} << 16 |
+                   std::uint32_t{block_[4 * t + 2]} << 8 | std::uint32_t{block_[4 * t + 3]};
+        for (int t = 16; t < 80; ++t) w[t] = rotl(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+        std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4];
+        for (int t = 0; t < 80; ++t) {
+            std::uint32_t temp = rotl(a, 5) + round_f(t, b, c, d) + e + round_k(t) + w[t];
+            e = d;
+            d = c;
+            c = rotl(b, 30);
+            b = a;
+            a = temp;
+        }
+        h_[0] += a;
+        h_[1] += b;
+        h_[2] += c;
+        h_[3] += d;
+        h_[4] += e;
+        used_ = 0;
+    }
+
+    // §5.3.1: the initial hash value.
+    std::uint32_t h_[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u};
+    std::uint8_t block_[64] = {};
+    std::size_t used_ = 0;
+    std::uint64_t total_ = 0;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_SHA1_HPP
+// end skiff/websocket/sha1.hpp
+
+#include <array>        // std::array for the accept key
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t
+#include <string>       // std::string, what the 101 head is appended to
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+// Whether any line of field `name` lists `token` (case-insensitively) in its comma list.
+inline bool lists_token(const request& req, std::string_view name, std::string_view token) noexcept {
+    bool found = false;
+    for (std::string_view line : req.header_values(name)) {
+        for_each_list_item(line, [&](std::string_view item) {
+            found = iequals(item, token);
+            return !found;
+        });
+        if (found) return true;
+    }
+    return false;
+}
+
+// One Sec-WebSocket-Key whose value is the base64 of 16 bytes (§4.1 item 7, §4.2.1 item 5).
+inline bool good_websocket_key(const request& req) noexcept {
+    std::size_t lines = 0;
+    for (std::string_view line : req.header_values("sec-websocket-key")) {
+        (void)line;
+        ++lines;
+    }
+    std::uint8_t nonce[16];
+    std::size_t size = 0;
+    return lines == 1 && base64_decode(req.header("sec-websocket-key"), nonce, 16, size) && size == 16;
+}
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
+// Why a request is (not) an acceptable opening handshake, in the order they are checked.
+enum class handshake_verdict : std::uint8_t {
+    accept,
+    not_get,                // §4.1 item 2: the method must be GET (405, with Allow: GET)
+    not_http11,             // HTTP/1.1 at least (400)
+    no_host,                // §4.2.1 item 2 (400)
+    no_upgrade_websocket,   // Upgrade must list the token "websocket" (400)
+    no_connection_upgrade,  // Connection must list the token "upgrade" (400)
+    bad_version,            // Sec-WebSocket-Version must be 13 (426, with the version field)
+    bad_key,                // one Sec-WebSocket-Key, base64 of exactly 16 bytes (400)
+};
+
+struct handshake_check {
+    handshake_verdict verdict = handshake_verdict::accept;
+    int status = 101;      // what to answer: 101 when accepted, else the rejection's status
+    std::string_view key;  // accepted: the client's key, for accept_key()
+};
+
+// The version this server speaks, and the field a 426 answer carries (§4.4).
+inline constexpr std::string_view version = "13";
+inline constexpr std::string_view version_field_name = "Sec-WebSocket-Version";
+
+// Checks req as an opening handshake (§4.2.1). Allocates nothing; the key views into req.
+inline handshake_check check_handshake(const request& req) noexcept {
+    using v = handshake_verdict;
+    if (req.verb() != method::get) return {v::not_get, 405, {}};
+    if (req.version_minor() < 1) return {v::not_http11, 400, {}};
+    if (req.host().empty()) return {v::no_host, 400, {}};
+    if (!detail::lists_token(req, "upgrade", "websocket")) return {v::no_upgrade_websocket, 400, {}};
+    if (!detail::lists_token(req, "connection", "upgrade")) return {v::no_connection_upgrade, 400, {}};
+    if (req.header("sec-websocket-version") != version) return {v::bad_version, 426, {}};
+    if (!detail::good_websocket_key(req)) return {v::bad_key, 400, {}};
+    return {v::accept, 101, req.header("sec-websocket-key")};
+}
+
+// §4.2.2 item 5.4: base64(SHA-1(key + the GUID)), 28 characters.
+using accept_key_text = std::array<char, 28>;
+inline accept_key_text accept_key(std::string_view key) noexcept {
+    detail::sha1 hash;
+    hash.update(key);
+    hash.update("258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
+    auto digest = hash.finish();
+    accept_key_text out{};
+    detail::base64_encode(digest.data(), digest.size(), out.data());
+    return out;
+}
+
+// Whether the client offered subprotocol `name` in Sec-WebSocket-Protocol (§4.1 item 10:
+// compared exactly; the values are tokens, listed over one or more lines).
+inline bool offers_protocol(const request& req, std::string_view name) noexcept {
+    bool found = false;
+    for (std::string_view line : req.header_values("sec-websocket-protocol")) {
+        detail::for_each_list_item(line, [&](std::string_view item) {
+            found = item == name;
+            return !found;
+        });
+        if (found) return true;
+    }
+    return false;
+}
+
+// The first of `supported` (the application's order of preference) that the client offered,
+// or an empty view for none, which answers with no subprotocol (§4.2.2 item 5.4). The view is
+// an element of supported.
+template <class Range>
+std::string_view choose_protocol(const request& req, const Range& supported) noexcept {
+    for (std::string_view name : supported)
+        if (!name.empty() && offers_protocol(req, name)) return name;
+    return {};
+}
+
+// Appends the 101 answer's head (§4.2.2 item 5) for an accepted key: Upgrade, Connection,
+// Sec-WebSocket-Accept, Sec-WebSocket-Protocol when `protocol` is not empty, then `fields`
+// (whole field lines, each ending in CRLF: Date, Set-Cookie...) and the empty line. No
+// Sec-WebSocket-Extensions: every extension is declined. Returns false, appending nothing,
+// when protocol is not a token (it would let a caller's string inject fields).
+inline bool append_accept_head(std::string& out, std::string_view key, std::string_view protocol = {},
+                               std::string_view fields = {}) {
+    for (char c : protocol)
+        if (!detail::is_tchar(c)) return false;
+    accept_key_text accept = accept_key(key);
+    out.append("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Accept: ");
+    out.append(accept.data(), accept.size());
+    out.append("\r\n");
+    if (!protocol.empty()) {
+        out.append("Sec-WebSocket-Protocol: ");
+        out.append(protocol);
+        out.append("\r\n");
+    }
+    out.append(fields);
+    out.append("\r\n");
+    return true;
+}
+
+} // namespace skiff::websocket
+
+#endif // SKIFF_WEBSOCKET_HANDSHAKE_HPP
+// end skiff/websocket/handshake.hpp
 
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
@@ -16017,7 +16036,7 @@ public:
     void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current_door, code, reason); }
 
     // A frame posted from elsewhere (any thread), through the hub.
-    fate on_post(door& d, connection& c, std::string& frame) {
+    fate on_post(door& d, connection& c, std::string_view frame) {
         if (stage_ != stage::open) return fate::open;  // closing: nothing more goes out
         d.write(frame);
         return settle(d, c);
@@ -16299,7 +16318,7 @@ inline ws_early& early_of(ws_state& s) {
     return *s.early;
 }
 
-inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
+inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame) {
     if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
@@ -16363,6 +16382,102 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 
 #endif // SKIFF_WEBSOCKET_TAKER_HPP
 // end skiff/websocket/taker.hpp
+
+#include <cstddef>      // std::size_t
+#include <iterator>     // std::begin, std::end
+#include <memory>       // std::shared_ptr: the frame, shared by the posts
+#include <string>       // the frame
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+#include <vector>       // the connections of one hub
+
+namespace skiff::detail {
+
+struct peer_access {
+    static const std::shared_ptr<ws_state>& state(const websocket::peer& p) noexcept { return p.s_; }
+    static async_hub* hub(const websocket::peer& p) noexcept { return p.hub_.get(); }
+    static const std::shared_ptr<async_hub>& hub_ptr(const websocket::peer& p) noexcept { return p.hub_; }
+};
+
+// The connections of one hub that a broadcast posts to, with the hub that serves them.
+struct broadcast_batch {
+    std::shared_ptr<async_hub> hub;
+    std::vector<std::shared_ptr<ws_state>> states;
+};
+
+// The batch for p's hub, made on its first connection (there are as many hubs as loops: few).
+inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const websocket::peer& p) {
+    for (broadcast_batch& b : batches)
+        if (b.hub.get() == peer_access::hub(p)) return b;
+    batches.push_back(broadcast_batch{peer_access::hub_ptr(p), {}});
+    return batches.back();
+}
+
+// One hub's post: the frame to each of its connections, in the order given. Returns how
+// many connections it did not reach: all of them when the hub is gone (the server stopped),
+// whose counts then go back.
+inline std::size_t post_batch(broadcast_batch& b, const std::shared_ptr<const std::string>& frame) {
+    std::vector<std::shared_ptr<ws_state>> states = std::move(b.states);
+    std::vector<ws_state*> counted;  // kept aside: the post may take the list and fail
+    counted.reserve(states.size());
+    for (const std::shared_ptr<ws_state>& s : states) counted.push_back(s.get());
+    bool posted = b.hub->post([states = std::move(states), frame](loop_context& ctx) {
+        for (const std::shared_ptr<ws_state>& s : states) apply_ws_send(ctx, *s, *frame);
+    });
+    if (posted) return 0;
+    for (ws_state* s : counted) s->queued.fetch_sub(frame->size(), std::memory_order_relaxed);
+    return counted.size();
+}
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
+// Sends `data` as one message of kind k to each peer in [first, last) (peers, or anything
+// that dereferences to one). Returns for how many it was queued (backpressure included); the
+// others were dropped (closing or gone, or past their backlog), as peer::send says.
+template <class PeerIt>
+std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k = kind::text) {
+    opcode op = k == kind::text ? opcode::text : opcode::binary;
+    std::shared_ptr<const std::string> frame;  // made once, on the first peer that posts
+    std::vector<detail::broadcast_batch> batches;
+    std::size_t queued = 0;
+    for (; first != last; ++first) {
+        const peer& p = *first;
+        detail::ws_state* s = detail::peer_access::state(p).get();
+        if (!p.is_open()) continue;
+        std::size_t held = p.buffered();
+        if (held > s->limit) continue;
+        std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
+        if (detail::ws_current == s) {
+            detail::ws_current_taker->send_here(op, data);
+        } else {
+            if (!frame) {
+                std::string f;
+                f.reserve(size);
+                append_frame(f, op, data);
+                frame = std::make_shared<const std::string>(std::move(f));
+            }
+            s->queued.fetch_add(size, std::memory_order_relaxed);
+            detail::batch_for(batches, p).states.push_back(detail::peer_access::state(p));
+        }
+        ++queued;
+        if (held + size > s->high_water) s->wants_drain.store(true, std::memory_order_relaxed);
+    }
+    for (detail::broadcast_batch& b : batches) queued -= detail::post_batch(b, frame);
+    return queued;
+}
+
+// The same for a container of peers.
+template <class Peers>
+std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::text) {
+    return broadcast(std::begin(peers), std::end(peers), data, k);
+}
+
+} // namespace skiff::websocket
+
+#endif // SKIFF_WEBSOCKET_BROADCAST_HPP
+// end skiff/websocket/broadcast.hpp
 // begin skiff/websocket/upgrade.hpp
 // A WebSocket connection behind the engine's door (engine/handover.hpp): the upgrade a route's
 // handler asks for, the taker that runs the connection afterwards, and the handle (peer) that
@@ -16397,7 +16512,8 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
 // (taker.hpp says how).
 //
-// Not yet: deciding the upgrade later from another thread; broadcast without a copy per peer.
+// Not yet: deciding the upgrade later from another thread. (One message to many peers:
+// broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is

@@ -634,3 +634,62 @@ TEST_CASE_TEMPLATE("a callback sends to another connection's peer (a room), on i
     CHECK(c.next().payload == "to all but a");
     CHECK(a.next(200ms).op == -1);  // not to the sender
 }
+
+// broadcast(): one message to a room, from a callback (its own connection in the batch, the
+// others through their hubs) and from another thread; every member gets it once, in order
+// with what was sent to it before, and a member that went is not counted.
+TEST_CASE_TEMPLATE("broadcast reaches every member once, from a callback or another thread, in order", Policy,
+                   SKIFF_TEST_POLICIES) {
+    struct room {
+        std::mutex m;
+        std::vector<wsk::peer> members;
+        std::vector<wsk::peer> now() {
+            std::lock_guard<std::mutex> g(m);
+            return members;
+        }
+    } r;
+    std::atomic<std::size_t> reached{0};
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_open = [&r](wsk::peer& p) {
+            std::lock_guard<std::mutex> g(r.m);
+            r.members.push_back(p);
+        };
+        h.on_message = [&](wsk::peer&, std::string_view data, wsk::kind k) { reached = wsk::broadcast(r.now(), data, k); };
+        app.get("/room", wsk::upgrade(h));
+    });
+    ws_client a(srv.port()), b(srv.port()), c(srv.port());
+    for (ws_client* x : {&a, &b, &c}) {
+        REQUIRE(x->open("/room").status == 101);
+        x->send(ws::ping("in?"));  // a pong proves its on_open ran: it is in the room
+        REQUIRE(x->next().op == 10);
+    }
+    a.send(ws::text("from a callback"));
+    for (ws_client* x : {&a, &b, &c}) {  // the sender too
+        ws_server_frame f = x->next();
+        CHECK(f.op == 1);
+        CHECK(f.payload == "from a callback");
+    }
+    CHECK(reached == 3);
+    std::vector<wsk::peer> members = r.now();
+    std::size_t from_thread = 0;
+    std::thread([&] {
+        for (wsk::peer& p : members) p.send("first, alone");
+        from_thread = wsk::broadcast(members, std::string(70'000, 'b'), wsk::kind::binary);
+    }).join();
+    CHECK(from_thread == 3);
+    for (ws_client* x : {&a, &b, &c}) {
+        ws_server_frame first = x->next();
+        CHECK(first.payload == "first, alone");
+        ws_server_frame second = x->next();
+        CHECK(second.op == 2);
+        CHECK(second.payload == std::string(70'000, 'b'));
+    }
+    c.send(ws::close_frame(1000));
+    CHECK(c.next().op == 8);
+    CHECK(c.sees_eof());
+    // The server echoed c's close before c read it, and a closing peer takes no more.
+    CHECK(wsk::broadcast(members, "two left") == 2);
+    CHECK(a.next().payload == "two left");
+    CHECK(b.next().payload == "two left");
+}

@@ -66,6 +66,7 @@ struct handlers {
 namespace skiff::detail {
 
 class ws_taker;
+struct peer_access;  // broadcast.hpp: what a broadcast reads of each peer
 
 // As peers see it; only moves forward.
 enum class ws_phase : std::uint8_t { open, closing, closed };
@@ -136,6 +137,7 @@ public:
 
 private:
     friend class detail::ws_taker;
+    friend struct detail::peer_access;
     peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
         : s_(std::move(s)), hub_(std::move(hub)) {}
 

@@ -211,7 +211,7 @@ public:
     void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current_door, code, reason); }
 
     // A frame posted from elsewhere (any thread), through the hub.
-    fate on_post(door& d, connection& c, std::string& frame) {
+    fate on_post(door& d, connection& c, std::string_view frame) {
         if (stage_ != stage::open) return fate::open;  // closing: nothing more goes out
         d.write(frame);
         return settle(d, c);
@@ -493,7 +493,7 @@ inline ws_early& early_of(ws_state& s) {
     return *s.early;
 }
 
-inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string& frame) {
+inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame) {
     if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;

@@ -31,7 +31,8 @@
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
 // (taker.hpp says how).
 //
-// Not yet: deciding the upgrade later from another thread; broadcast without a copy per peer.
+// Not yet: deciding the upgrade later from another thread. (One message to many peers:
+// broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is
