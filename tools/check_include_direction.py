@@ -54,9 +54,10 @@ LAYERS = {
 # websocket/ is protocol code (handshake checks, frames, messages) with no socket and no
 # engine type, reviewed and tested alone, plus taker.hpp and upgrade.hpp, which hook it onto
 # the door (engine/handover.hpp) and send through the loop's hub (async/): the files of the
-# part that name the engine.
+# part that name the engine; the taker also sizes its socket's send buffer, as a push
+# stream's is (platform/socket.hpp).
 ONLY = {
-    "websocket": {"detail", "http", "poller", "engine", "async"},
+    "websocket": {"detail", "http", "poller", "engine", "async", "platform"},
 }
 
 # (file under the root, included part): why it is tolerated, and what removes it.

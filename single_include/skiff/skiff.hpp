@@ -672,9 +672,10 @@ struct options {
 #endif // SKIFF_ENGINE_OPTIONS_HPP
 // end skiff/engine/options.hpp
 // begin skiff/engine/push_ledger.hpp
-// The push streams (deferred.hpp's push_stream) of one memory budget that hold unsent output,
-// in the order they stalled, and the bytes they hold together: what the session consults to
-// keep slow subscribers from stalling everyone (session.hpp, shed_slow_pushes).
+// The pushed output of one memory budget that clients have not taken (push streams, deferred.
+// hpp's push_stream, and WebSocket sends, websocket/taker.hpp), in the order it stalled, and the
+// bytes it holds together: what keeps slow subscribers from stalling everyone. Each holder is a
+// stalled_output, which its feature embeds; the engine knows no feature's type.
 //
 // The rule, and why. Push output a client does not take has its own share of the budget:
 // half of max_buffered (this loop's part under sharded). While push output together holds
@@ -689,10 +690,10 @@ struct options {
 // drains to nothing again and again, so it is always among the youngest: the ones shed are
 // those that took nothing for longest.
 //
-// Invariants: a stream is in the line exactly while it holds a nonzero charge; held() is the
-// sum of the charges in line. Not thread-safe: touched only by the thread serving push
-// streams at that moment (the loop's; under shared, the one holding the hub's process lock),
-// like a deferred_state's other loop-side fields (loop_hub.hpp).
+// Invariants: a holder is in the line exactly while it holds a nonzero charge, and names its
+// connection meanwhile; held() is the sum of the charges in line. Not thread-safe: touched only
+// by the thread serving pushed output at that moment (the loop's; under shared, the one
+// holding the hub's process lock), like a deferred_state's other loop-side fields (loop_hub.hpp).
 #ifndef SKIFF_ENGINE_PUSH_LEDGER_HPP
 #define SKIFF_ENGINE_PUSH_LEDGER_HPP
 
@@ -700,9 +701,20 @@ struct options {
 
 namespace skiff::detail {
 
-// Stream: has `Stream* stalled_prev, *stalled_next` and `std::size_t stalled_bytes` (its charge).
-template <class Stream>
+struct connection;
+
+// One holder's place in the line: its charge (0: not in line), its neighbours, stalled before
+// and after it, and the connection to close if it is shed.
+struct stalled_output {
+    std::size_t stalled_bytes = 0;
+    stalled_output* stalled_prev = nullptr;
+    stalled_output* stalled_next = nullptr;
+    connection* stalled_conn = nullptr;
+};
+
 class push_ledger {
+    using Stream = stalled_output;
+
 public:
     void set_share(std::size_t bytes) noexcept { share_ = bytes; }
     std::size_t share() const noexcept { return share_; }
@@ -712,17 +724,22 @@ public:
     // The stream that stalled longest ago, or nullptr when none holds anything.
     Stream* oldest() const noexcept { return head_; }
 
-    // s's unsent output now holds `bytes`. From nothing it joins the line at its end (it
+    // s's unsent output on c now holds `bytes`. From nothing it joins the line at its end (it
     // stalled now); to nothing it leaves (it caught up); otherwise it keeps its place.
+    void note(Stream& s, std::size_t bytes, connection& c) noexcept {
+        s.stalled_conn = &c;
+        note(s, bytes);
+    }
+    void forget(Stream& s) noexcept { note(s, 0); }
+
+private:
     void note(Stream& s, std::size_t bytes) noexcept {
         if (s.stalled_bytes == 0 && bytes != 0) link(s);
         else if (s.stalled_bytes != 0 && bytes == 0) unlink(s);
         held_ = held_ - s.stalled_bytes + bytes;
         s.stalled_bytes = bytes;
     }
-    void forget(Stream& s) noexcept { note(s, 0); }
 
-private:
     void link(Stream& s) noexcept {
         s.stalled_prev = tail_;
         s.stalled_next = nullptr;
@@ -1226,7 +1243,7 @@ struct hub_anchor {
     std::size_t push_high_water = 0;
     // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
     // one per budget, so per loop, or one for a shared server's workers.
-    push_ledger<deferred_state> pushes;
+    push_ledger pushes;
 
     // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
     void open(default_poller& p, const options& opt, std::size_t budget) {
@@ -2513,11 +2530,8 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // for the request's whole life (concurrency_limit) lets go here; added to with
     // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
-    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
-    // holds there (0: not in line) and its neighbours, stalled before and after it.
-    std::size_t stalled_bytes = 0;
-    deferred_state* stalled_prev = nullptr;
-    deferred_state* stalled_next = nullptr;
+    // A push stream's place among those holding unsent output (push_ledger.hpp).
+    stalled_output stall;
 };
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------
@@ -5045,6 +5059,10 @@ public:
     virtual const options& settings() const noexcept = 0;
     // Under the shared policy a connection is its worker's while that waits (workers_wait).
     virtual bool workers_wait() const noexcept = 0;
+    // The pushed output of this loop's memory budget that clients have not taken (push_ledger.hpp),
+    // for a taker whose output a client may leave unread. Under shared, touched only under
+    // the hub's process lock.
+    virtual push_ledger& pushes() noexcept = 0;
     // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
     // the current event is over.
     virtual void finish(connection& c) = 0;
@@ -5211,7 +5229,7 @@ public:
     void on_sent(door& d, connection& c) override {
         if (s_ == nullptr) return;
         s_->parked.store(d.parked(c), std::memory_order_relaxed);
-        anchor_.pushes.note(*s_, c.out.capacity());  // less held, or none: no shedding
+        anchor_.pushes.note(s_->stall, c.out.capacity(), c);  // less held, or none: no shedding
         tell_if_drained(*s_);
     }
 
@@ -5339,7 +5357,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 tell_ended(x.s);               // a producer waiting on on_writable stops
-                x.anchor.pushes.forget(x.s);   // it holds no unsent push output from now on
+                x.anchor.pushes.forget(x.s.stall);  // it holds no unsent push output from now on
                 x.anchor.hub->forget(x.s);     // last: its timer may hold the last reference to s
             },
             &a);
@@ -5350,10 +5368,10 @@ private:
     // holds more than its share of the budget, the stream that stalled longest is shed
     // (push_ledger.hpp: the rule and why). Closed when that was c itself.
     fate note_pushed(door& d, connection& c) {
-        push_ledger<deferred_state>& pushes = anchor_.pushes;
-        pushes.note(*s_, c.out.capacity());
+        push_ledger& pushes = anchor_.pushes;
+        pushes.note(s_->stall, c.out.capacity(), c);
         while (pushes.over()) {
-            connection& victim = *pushes.oldest()->conn;
+            connection& victim = *pushes.oldest()->stalled_conn;
             // Its unsent bytes go with the socket (the client is not taking them), and its
             // producer hears `closed` (unlink) as for a client gone.
             discard_unsent_on_close(victim.fd);
@@ -5970,18 +5988,15 @@ public:
     // (one-shot: once per call), and keeps owner alive while it does, and for a second after
     // release_socket(). ready(ctx, &owner) runs on its readiness, under the process lock.
     // Called by the processor that holds the connection (a deferred answer's, a WebSocket's).
+    // An owner that knows its own shared_ptr (enable_shared_from_this: a deferred answer's).
     template <class Owner>
     void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        {
-            std::lock_guard<std::mutex> g(watch_lock_);
-            auto [it, added] = held_.try_emplace(&owner);  // one lookup: called again on every re-arm
-            if (added) {
-                it->second.owner = owner.shared_from_this();
-                it->second.ready = ready;
-                watch_total_.fetch_add(1, std::memory_order_relaxed);
-            }
-        }
-        poller_.modify(fd, &owner, what, mode_);  // the connection's own registration, re-aimed
+        hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
+    }
+    // The same for an owner given by its shared_ptr (a WebSocket's state, which is kept small).
+    template <class Owner>
+    void hold_shared_socket(const std::shared_ptr<Owner>& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
+        hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
     }
 
     // The connection no longer waits on the hub: its socket's events are no longer owner's
@@ -5989,6 +6004,22 @@ public:
     void release_socket(const void* owner) { retire_held(owner); }
 
 private:
+    // hold_socket's body: `keep()` (what keeps the owner alive) is asked for only on the first
+    // call for an owner, since every re-arm calls again.
+    template <class Keep>
+    void hold(void* owner, Keep keep, socket_ready_fn ready, int fd, std::uint8_t what) {
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            auto [it, added] = held_.try_emplace(owner);  // one lookup
+            if (added) {
+                it->second.owner = keep();
+                it->second.ready = ready;
+                watch_total_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        poller_.modify(fd, owner, what, mode_);  // the connection's own registration, re-aimed
+    }
+
     enum class hub_state : std::uint8_t { open, detached };
     // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
     enum class stop_phase : std::uint8_t { serving, grace, swept };
@@ -9833,6 +9864,7 @@ public:
     std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
     const options& settings() const noexcept override { return s_.opt_; }
     bool workers_wait() const noexcept override { return Session::workers_wait; }
+    push_ledger& pushes() noexcept override { return s_.set_.anchor().pushes; }
     void finish(connection& c) override {
         retired_ = std::move(c.stream->taker);
         c.state = c.stream->then;
@@ -15529,9 +15561,9 @@ struct ws_early {
 };
 
 // One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
-// keeps it alive while it watches the connection's socket (shared), hence shared_from_this.
-// The one-byte members go last, so that they share the last word (x86-64: 88 bytes).
-struct ws_state : std::enable_shared_from_this<ws_state> {
+// keeps it alive while it watches the connection's socket (shared), given the taker's pointer.
+// The one-byte members go last, so that they share the last word (x86-64: 72 bytes).
+struct ws_state {
     std::shared_ptr<const websocket::handlers> h;
     std::size_t high_water = 0;  // options::write_high_water
     std::size_t limit = 0;       // the backlog past which sends are dropped
@@ -15610,16 +15642,21 @@ private:
 // expired connection only by shutting its socket down, so neither can run a WebSocket, whose
 // peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
 // hub's processor takes the connection from the workers (take_from_workers), as it does a
-// deferred answer's: it watches the socket (async_hub::hold_socket) and runs the tick on a hub
-// timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs under the
-// hub's process lock, one at a time. The set's deadline is then only a backstop (`awaited`,
-// pushed back each tick) that the reaper would act on if the hub stalled. What peers posted
-// before the hub held it is kept (ws_state::early) and sent first, in order.
+// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
+// on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
+// under the hub's process lock, one at a time. The set's deadline is then only a backstop
+// (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
+// peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
+//
+// Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
+// as a push stream's does: past push output's share the connection stalled longest is closed.
+// The socket's send buffer is kept small (options::push_socket_buffer) so that the backlog
+// waits here, where the line sees it.
 //
 // Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
 // reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
 // before its event ends; only a frame or message left open across reads moves into a reader
-// of the connection's own (own_), freed once it is at rest again. Either way nothing of one
+// of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
 // connection's reading stays with a thread, so any thread may serve its next event (a worker,
 // or under shared the hub's processor).
 //
@@ -15887,7 +15924,7 @@ inline bool append_accept_head(std::string& out, std::string_view key, std::stri
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
 #include <functional>   // the application's callbacks
-#include <memory>       // std::shared_ptr
+#include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -15908,6 +15945,14 @@ inline ws_reader_loan& ws_spare_reader() noexcept {
     thread_local ws_reader_loan loan;
     return loan;
 }
+
+// What only some WebSocket connections need, so it is made on demand (the taker holds a
+// pointer): a reader of its own while a frame or message is open across reads, and its place
+// in the budget's line of pushed output while the client leaves output unread (push_ledger.hpp).
+struct ws_side : stalled_output {
+    std::unique_ptr<websocket::message_reader> own;
+    push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
+};
 
 // The door of the event whose callback runs on this thread (beside ws_current), for its own
 // peer's sends into the batch.
@@ -15974,6 +16019,10 @@ public:
     // posted (nothing flushes after this call).
     void on_sent(door& d, connection& c) override {
         state().parked.store(d.parked(c), std::memory_order_relaxed);
+        if (side_ != nullptr && side_->stalled_bytes != 0) {  // less held now: nobody is shed
+            side_->ledger->note(*side_, c.out.capacity(), c);
+            release_side_if_idle();
+        }
         tell_if_drained();
     }
 
@@ -16021,7 +16070,7 @@ public:
     void watch_again(connection& c, bool fired) {
         if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
         watched_ = c.watching;
-        self_.hub_->hold_socket(state(), &ws_socket_ready, c.fd, c.watching);
+        self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
     }
 
     // ---- what the peers reach, on the loop ------------------------------------------------
@@ -16095,6 +16144,9 @@ private:
     fate open_now(door& d, connection& c) {
         stage_ = stage::open;
         mark_ms_ = d.now_ms();
+        // As a push stream's: what the client leaves unread waits here, where the budget's
+        // line of pushed output sees it, not in a kernel buffer grown to megabytes.
+        if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
         {
             callback_scope scope(*this, d);
             if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
@@ -16113,7 +16165,7 @@ private:
         ping_ = ping_state::not_sent;
         callback_scope scope(*this, d);
         ws_reader_loan& loan = ws_spare_reader();
-        if (own_ != nullptr || loan.out) return read_own(d, data, len);
+        if ((side_ != nullptr && side_->own != nullptr) || loan.out) return read_own(d, data, len);
         loan.out = true;
         loan.reader.limit(limits());
         read_events(d, loan.reader, data, len);
@@ -16121,14 +16173,51 @@ private:
         if (loan.reader.at_rest()) return loan.reader.release_delivered();
         websocket::message_reader open = std::move(loan.reader);
         loan.reader = websocket::message_reader();  // at rest again before anything can throw
-        if (ending_ == ending::none) own_ = std::make_unique<websocket::message_reader>(std::move(open));
+        if (ending_ == ending::none) side().own = std::make_unique<websocket::message_reader>(std::move(open));
     }
 
     // With a reader of the connection's own, kept only while it is not at rest.
     SKIFF_NOINLINE void read_own(door& d, char* data, std::size_t len) {
-        if (own_ == nullptr) own_ = std::make_unique<websocket::message_reader>(limits());
-        read_events(d, *own_, data, len);
-        if (own_->at_rest()) own_.reset();
+        ws_side& x = side();
+        if (x.own == nullptr) x.own = std::make_unique<websocket::message_reader>(limits());
+        read_events(d, *x.own, data, len);
+        if (side_ != nullptr && side_->own->at_rest()) {  // (a failure may have ended it: side_ stays)
+            side_->own.reset();
+            release_side_if_idle();
+        }
+    }
+
+    // What only some connections need, made when one does (an idle one carries the pointer).
+    ws_side& side() {
+        if (side_ == nullptr) side_ = std::make_unique<ws_side>();
+        return *side_;
+    }
+    void release_side_if_idle() noexcept {
+        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0) side_.reset();
+    }
+
+    // What the client has not taken goes in the budget's line of pushed output (push_ledger.hpp):
+    // past push output's share, the connection stalled longest is closed, this one or another
+    // (a push stream's, or a WebSocket's). Under shared only once the hub holds the connection,
+    // as the line is touched only under the hub's process lock.
+    fate note_output(door& d, connection& c) {
+        std::size_t held = c.out.capacity();
+        if (held == 0 && (side_ == nullptr || side_->stalled_bytes == 0)) return fate::open;  // the usual case
+        if (d.workers_wait() && holder_ != holder::hub) return fate::open;
+        ws_side& x = side();
+        x.ledger = &d.pushes();
+        x.ledger->note(x, held, c);
+        push_ledger& pushes = *x.ledger;
+        release_side_if_idle();
+        while (pushes.over()) {
+            connection& victim = *pushes.oldest()->stalled_conn;
+            // Its unsent bytes go with the socket (the client is not taking them); its taker
+            // leaves the line as it closes (unlink(), or a push stream's own).
+            discard_unsent_on_close(victim.fd);
+            d.close(victim);
+            if (&victim == &c) return fate::closed;
+        }
+        return fate::open;
     }
 
     websocket::message_limits limits() const noexcept {
@@ -16227,6 +16316,7 @@ private:
         write_status w = d.flush(c);
         if (w == write_status::failed) return d.close(c);
         state().parked.store(d.parked(c), std::memory_order_relaxed);
+        if (SKIFF_UNLIKELY(note_output(d, c) == fate::closed)) return fate::closed;
         tell_if_drained();
         return d.after_write(c, w);
     }
@@ -16254,6 +16344,7 @@ private:
     // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
         ws_state& s = state();
+        if (side_ != nullptr && side_->stalled_bytes != 0) side_->ledger->forget(*side_);
         s.phase.store(ws_phase::closed, std::memory_order_release);
         if (s.taker == this) s.taker = nullptr;
         s.link.store(ws_link::finished, std::memory_order_relaxed);
@@ -16286,7 +16377,7 @@ private:
     enum class holder : std::uint8_t { workers, hub };
 
     websocket::peer self_;
-    std::unique_ptr<websocket::message_reader> own_;  // only while a frame or message is open across reads
+    std::unique_ptr<ws_side> side_;  // only while a frame or message is open across reads, or output stalls
     connection* conn_ = nullptr;
     std::int64_t mark_ms_ = 0;  // open: when the client last sent; closing: when the wait for its close ends
     stage stage_ = stage::head_sent;

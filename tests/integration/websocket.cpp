@@ -693,3 +693,79 @@ TEST_CASE_TEMPLATE("broadcast reaches every member once, from a callback or anot
     CHECK(a.next().payload == "two left");
     CHECK(b.next().payload == "two left");
 }
+
+// What WebSocket clients leave unread counts in the budget's line of pushed output, as a push
+// stream's does (engine/push_ledger.hpp): past push output's share (half of max_buffered), the
+// connection stalled longest is closed, so clients that never read cannot take the server's
+// memory, however many there are, and a reading client goes on being served.
+TEST_CASE_TEMPLATE("WebSocket clients that never read are shed past push output's share; a reading client is served",
+                   Policy, SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.workers = 2;
+    opt.max_buffered = 1024 * 1024;  // push output's share: 512 KiB
+    opt.write_timeout = std::chrono::milliseconds(60'000);  // no client is cut by its write deadline
+    struct room {
+        std::mutex m;
+        std::vector<wsk::peer> members;
+        std::vector<int> closes;
+    } r;
+    running_server<Policy> srv([&r](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.max_backlog = 64u << 20;  // no connection reaches its own bound: only the sum can cut them
+        h.on_open = [&r](wsk::peer& p) {
+            std::lock_guard<std::mutex> g(r.m);
+            r.members.push_back(p);
+        };
+        h.on_close = [&r](wsk::peer&, wsk::close_code code, std::string_view) {
+            std::lock_guard<std::mutex> g(r.m);
+            r.closes.push_back(static_cast<int>(code));
+        };
+        app.get("/room", wsk::upgrade(h));
+    }, opt);
+    constexpr std::size_t silent = 12;  // they upgrade and never read again
+    std::vector<std::unique_ptr<ws_client>> clients;
+    for (std::size_t i = 0; i <= silent; ++i) {
+        clients.push_back(std::make_unique<ws_client>(srv.port()));
+        REQUIRE(clients.back()->open("/room").status == 101);
+        clients.back()->send(ws::ping("in?"));  // a pong proves its on_open ran: it is in the room
+        REQUIRE(clients.back()->next().op == 10);
+    }
+    ws_client& reading = *clients[silent];
+    std::atomic<bool> done{false};
+    std::atomic<std::size_t> received{0};
+    std::thread reader([&] {
+        while (!done.load()) {
+            ws_server_frame f = reading.next(50ms);
+            if (f.op == 2) received += f.payload.size();
+            if (reading.raw().closed()) return;
+        }
+    });
+    std::vector<wsk::peer> members;
+    {
+        std::lock_guard<std::mutex> g(r.m);
+        members = r.members;
+    }
+    // 2 MiB to each, 26 MiB in all: far past the budget, each far under its own bound.
+    std::string piece(16 * 1024, 'x');
+    for (int round = 0; round < 128; ++round) {
+        wsk::broadcast(members, piece, wsk::kind::binary);
+        std::this_thread::sleep_for(1ms);  // let the loops apply and park them as they come
+    }
+    auto until = std::chrono::steady_clock::now() + 5s;  // the reading client gets every message
+    while (received.load() < 128 * piece.size() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(5ms);
+    done = true;
+    reader.join();
+    CHECK(received.load() == 128 * piece.size());
+    CHECK(members[silent].is_open());  // and is not shed
+    std::size_t shed = 0;
+    for (std::size_t i = 0; i < silent; ++i) shed += members[i].is_open() ? 0 : 1;
+    CHECK(shed > 0);
+    std::size_t ended = 0;
+    for (std::size_t i = 0; i < silent; ++i)
+        if (!members[i].is_open() && clients[i]->sees_eof(3000ms)) ++ended;
+    CHECK(ended == shed);  // a shed connection is closed, not left open
+    std::lock_guard<std::mutex> g(r.m);
+    CHECK(r.closes.size() == shed);
+    for (int code : r.closes) CHECK(code == 1006);  // gone without a close handshake
+}

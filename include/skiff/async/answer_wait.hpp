@@ -95,7 +95,7 @@ public:
     void on_sent(door& d, connection& c) override {
         if (s_ == nullptr) return;
         s_->parked.store(d.parked(c), std::memory_order_relaxed);
-        anchor_.pushes.note(*s_, c.out.capacity());  // less held, or none: no shedding
+        anchor_.pushes.note(s_->stall, c.out.capacity(), c);  // less held, or none: no shedding
         tell_if_drained(*s_);
     }
 
@@ -223,7 +223,7 @@ private:
                 x.s.push.store(push_state::closed, std::memory_order_relaxed);
                 if (x.why == link_end::gone) x.s.cancelled.store(true, std::memory_order_relaxed);
                 tell_ended(x.s);               // a producer waiting on on_writable stops
-                x.anchor.pushes.forget(x.s);   // it holds no unsent push output from now on
+                x.anchor.pushes.forget(x.s.stall);  // it holds no unsent push output from now on
                 x.anchor.hub->forget(x.s);     // last: its timer may hold the last reference to s
             },
             &a);
@@ -234,10 +234,10 @@ private:
     // holds more than its share of the budget, the stream that stalled longest is shed
     // (push_ledger.hpp: the rule and why). Closed when that was c itself.
     fate note_pushed(door& d, connection& c) {
-        push_ledger<deferred_state>& pushes = anchor_.pushes;
-        pushes.note(*s_, c.out.capacity());
+        push_ledger& pushes = anchor_.pushes;
+        pushes.note(s_->stall, c.out.capacity(), c);
         while (pushes.over()) {
-            connection& victim = *pushes.oldest()->conn;
+            connection& victim = *pushes.oldest()->stalled_conn;
             // Its unsent bytes go with the socket (the client is not taking them), and its
             // producer hears `closed` (unlink) as for a client gone.
             discard_unsent_on_close(victim.fd);

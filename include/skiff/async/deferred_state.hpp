@@ -15,6 +15,7 @@
 
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/push_ledger.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/poller/poll_event.hpp"
 
@@ -102,11 +103,8 @@ struct deferred_state : std::enable_shared_from_this<deferred_state> {
     // for the request's whole life (concurrency_limit) lets go here; added to with
     // append_call (detail/call_chain.hpp), so several run in order.
     std::function<void()> on_settled;
-    // A push stream's place among those holding unsent output (push_ledger.hpp): the charge it
-    // holds there (0: not in line) and its neighbours, stalled before and after it.
-    std::size_t stalled_bytes = 0;
-    deferred_state* stalled_prev = nullptr;
-    deferred_state* stalled_next = nullptr;
+    // A push stream's place among those holding unsent output (push_ledger.hpp).
+    stalled_output stall;
 };
 
 // ---- push_stream::on_writable, on the thread that serves the stream ------------------------

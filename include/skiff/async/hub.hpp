@@ -245,18 +245,15 @@ public:
     // (one-shot: once per call), and keeps owner alive while it does, and for a second after
     // release_socket(). ready(ctx, &owner) runs on its readiness, under the process lock.
     // Called by the processor that holds the connection (a deferred answer's, a WebSocket's).
+    // An owner that knows its own shared_ptr (enable_shared_from_this: a deferred answer's).
     template <class Owner>
     void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        {
-            std::lock_guard<std::mutex> g(watch_lock_);
-            auto [it, added] = held_.try_emplace(&owner);  // one lookup: called again on every re-arm
-            if (added) {
-                it->second.owner = owner.shared_from_this();
-                it->second.ready = ready;
-                watch_total_.fetch_add(1, std::memory_order_relaxed);
-            }
-        }
-        poller_.modify(fd, &owner, what, mode_);  // the connection's own registration, re-aimed
+        hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
+    }
+    // The same for an owner given by its shared_ptr (a WebSocket's state, which is kept small).
+    template <class Owner>
+    void hold_shared_socket(const std::shared_ptr<Owner>& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
+        hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
     }
 
     // The connection no longer waits on the hub: its socket's events are no longer owner's
@@ -264,6 +261,22 @@ public:
     void release_socket(const void* owner) { retire_held(owner); }
 
 private:
+    // hold_socket's body: `keep()` (what keeps the owner alive) is asked for only on the first
+    // call for an owner, since every re-arm calls again.
+    template <class Keep>
+    void hold(void* owner, Keep keep, socket_ready_fn ready, int fd, std::uint8_t what) {
+        {
+            std::lock_guard<std::mutex> g(watch_lock_);
+            auto [it, added] = held_.try_emplace(owner);  // one lookup
+            if (added) {
+                it->second.owner = keep();
+                it->second.ready = ready;
+                watch_total_.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+        poller_.modify(fd, owner, what, mode_);  // the connection's own registration, re-aimed
+    }
+
     enum class hub_state : std::uint8_t { open, detached };
     // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
     enum class stop_phase : std::uint8_t { serving, grace, swept };

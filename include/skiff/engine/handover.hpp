@@ -37,6 +37,7 @@
 #include "skiff/engine/handed.hpp"
 #include "skiff/engine/hooks.hpp"
 #include "skiff/engine/loop_hub.hpp"
+#include "skiff/engine/push_ledger.hpp"
 #include "skiff/engine/writer.hpp"
 #include "skiff/http/parse_status.hpp"
 #include "skiff/http/request.hpp"
@@ -104,6 +105,10 @@ public:
     virtual const options& settings() const noexcept = 0;
     // Under the shared policy a connection is its worker's while that waits (workers_wait).
     virtual bool workers_wait() const noexcept = 0;
+    // The pushed output of this loop's memory budget that clients have not taken (push_ledger.hpp),
+    // for a taker whose output a client may leave unread. Under shared, touched only under
+    // the hub's process lock.
+    virtual push_ledger& pushes() noexcept = 0;
     // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
     // the current event is over.
     virtual void finish(connection& c) = 0;

@@ -112,7 +112,7 @@ struct hub_anchor {
     std::size_t push_high_water = 0;
     // The push streams holding unsent output, and their share of the budget (push_ledger.hpp):
     // one per budget, so per loop, or one for a shared server's workers.
-    push_ledger<deferred_state> pushes;
+    push_ledger pushes;
 
     // By the session, when its loop opens; `budget`: the memory budget this anchor's pushes share.
     void open(default_poller& p, const options& opt, std::size_t budget) {

@@ -105,6 +105,7 @@ public:
     std::int64_t now_ms() const noexcept override { return s_.time_.now_ms; }
     const options& settings() const noexcept override { return s_.opt_; }
     bool workers_wait() const noexcept override { return Session::workers_wait; }
+    push_ledger& pushes() noexcept override { return s_.set_.anchor().pushes; }
     void finish(connection& c) override {
         retired_ = std::move(c.stream->taker);
         c.state = c.stream->then;

@@ -89,9 +89,9 @@ struct ws_early {
 };
 
 // One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
-// keeps it alive while it watches the connection's socket (shared), hence shared_from_this.
-// The one-byte members go last, so that they share the last word (x86-64: 88 bytes).
-struct ws_state : std::enable_shared_from_this<ws_state> {
+// keeps it alive while it watches the connection's socket (shared), given the taker's pointer.
+// The one-byte members go last, so that they share the last word (x86-64: 72 bytes).
+struct ws_state {
     std::shared_ptr<const websocket::handlers> h;
     std::size_t high_water = 0;  // options::write_high_water
     std::size_t limit = 0;       // the backlog past which sends are dropped

@@ -16,16 +16,21 @@
 // expired connection only by shutting its socket down, so neither can run a WebSocket, whose
 // peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
 // hub's processor takes the connection from the workers (take_from_workers), as it does a
-// deferred answer's: it watches the socket (async_hub::hold_socket) and runs the tick on a hub
-// timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs under the
-// hub's process lock, one at a time. The set's deadline is then only a backstop (`awaited`,
-// pushed back each tick) that the reaper would act on if the hub stalled. What peers posted
-// before the hub held it is kept (ws_state::early) and sent first, in order.
+// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
+// on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
+// under the hub's process lock, one at a time. The set's deadline is then only a backstop
+// (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
+// peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
+//
+// Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
+// as a push stream's does: past push output's share the connection stalled longest is closed.
+// The socket's send buffer is kept small (options::push_socket_buffer) so that the backlog
+// waits here, where the line sees it.
 //
 // Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
 // reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
 // before its event ends; only a frame or message left open across reads moves into a reader
-// of the connection's own (own_), freed once it is at rest again. Either way nothing of one
+// of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
 // connection's reading stays with a thread, so any thread may serve its next event (a worker,
 // or under shared the hub's processor).
 //
@@ -47,9 +52,11 @@
 #include "skiff/engine/loop_hub.hpp"
 #include "skiff/engine/loop_time.hpp"
 #include "skiff/engine/options.hpp"
+#include "skiff/engine/push_ledger.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
+#include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"
 #include "skiff/websocket/frame.hpp"
 #include "skiff/websocket/frame_writer.hpp"
@@ -62,7 +69,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
 #include <functional>   // the application's callbacks
-#include <memory>       // std::shared_ptr
+#include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -83,6 +90,14 @@ inline ws_reader_loan& ws_spare_reader() noexcept {
     thread_local ws_reader_loan loan;
     return loan;
 }
+
+// What only some WebSocket connections need, so it is made on demand (the taker holds a
+// pointer): a reader of its own while a frame or message is open across reads, and its place
+// in the budget's line of pushed output while the client leaves output unread (push_ledger.hpp).
+struct ws_side : stalled_output {
+    std::unique_ptr<websocket::message_reader> own;
+    push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
+};
 
 // The door of the event whose callback runs on this thread (beside ws_current), for its own
 // peer's sends into the batch.
@@ -149,6 +164,10 @@ public:
     // posted (nothing flushes after this call).
     void on_sent(door& d, connection& c) override {
         state().parked.store(d.parked(c), std::memory_order_relaxed);
+        if (side_ != nullptr && side_->stalled_bytes != 0) {  // less held now: nobody is shed
+            side_->ledger->note(*side_, c.out.capacity(), c);
+            release_side_if_idle();
+        }
         tell_if_drained();
     }
 
@@ -196,7 +215,7 @@ public:
     void watch_again(connection& c, bool fired) {
         if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
         watched_ = c.watching;
-        self_.hub_->hold_socket(state(), &ws_socket_ready, c.fd, c.watching);
+        self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
     }
 
     // ---- what the peers reach, on the loop ------------------------------------------------
@@ -270,6 +289,9 @@ private:
     fate open_now(door& d, connection& c) {
         stage_ = stage::open;
         mark_ms_ = d.now_ms();
+        // As a push stream's: what the client leaves unread waits here, where the budget's
+        // line of pushed output sees it, not in a kernel buffer grown to megabytes.
+        if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
         {
             callback_scope scope(*this, d);
             if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
@@ -288,7 +310,7 @@ private:
         ping_ = ping_state::not_sent;
         callback_scope scope(*this, d);
         ws_reader_loan& loan = ws_spare_reader();
-        if (own_ != nullptr || loan.out) return read_own(d, data, len);
+        if ((side_ != nullptr && side_->own != nullptr) || loan.out) return read_own(d, data, len);
         loan.out = true;
         loan.reader.limit(limits());
         read_events(d, loan.reader, data, len);
@@ -296,14 +318,51 @@ private:
         if (loan.reader.at_rest()) return loan.reader.release_delivered();
         websocket::message_reader open = std::move(loan.reader);
         loan.reader = websocket::message_reader();  // at rest again before anything can throw
-        if (ending_ == ending::none) own_ = std::make_unique<websocket::message_reader>(std::move(open));
+        if (ending_ == ending::none) side().own = std::make_unique<websocket::message_reader>(std::move(open));
     }
 
     // With a reader of the connection's own, kept only while it is not at rest.
     SKIFF_NOINLINE void read_own(door& d, char* data, std::size_t len) {
-        if (own_ == nullptr) own_ = std::make_unique<websocket::message_reader>(limits());
-        read_events(d, *own_, data, len);
-        if (own_->at_rest()) own_.reset();
+        ws_side& x = side();
+        if (x.own == nullptr) x.own = std::make_unique<websocket::message_reader>(limits());
+        read_events(d, *x.own, data, len);
+        if (side_ != nullptr && side_->own->at_rest()) {  // (a failure may have ended it: side_ stays)
+            side_->own.reset();
+            release_side_if_idle();
+        }
+    }
+
+    // What only some connections need, made when one does (an idle one carries the pointer).
+    ws_side& side() {
+        if (side_ == nullptr) side_ = std::make_unique<ws_side>();
+        return *side_;
+    }
+    void release_side_if_idle() noexcept {
+        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0) side_.reset();
+    }
+
+    // What the client has not taken goes in the budget's line of pushed output (push_ledger.hpp):
+    // past push output's share, the connection stalled longest is closed, this one or another
+    // (a push stream's, or a WebSocket's). Under shared only once the hub holds the connection,
+    // as the line is touched only under the hub's process lock.
+    fate note_output(door& d, connection& c) {
+        std::size_t held = c.out.capacity();
+        if (held == 0 && (side_ == nullptr || side_->stalled_bytes == 0)) return fate::open;  // the usual case
+        if (d.workers_wait() && holder_ != holder::hub) return fate::open;
+        ws_side& x = side();
+        x.ledger = &d.pushes();
+        x.ledger->note(x, held, c);
+        push_ledger& pushes = *x.ledger;
+        release_side_if_idle();
+        while (pushes.over()) {
+            connection& victim = *pushes.oldest()->stalled_conn;
+            // Its unsent bytes go with the socket (the client is not taking them); its taker
+            // leaves the line as it closes (unlink(), or a push stream's own).
+            discard_unsent_on_close(victim.fd);
+            d.close(victim);
+            if (&victim == &c) return fate::closed;
+        }
+        return fate::open;
     }
 
     websocket::message_limits limits() const noexcept {
@@ -402,6 +461,7 @@ private:
         write_status w = d.flush(c);
         if (w == write_status::failed) return d.close(c);
         state().parked.store(d.parked(c), std::memory_order_relaxed);
+        if (SKIFF_UNLIKELY(note_output(d, c) == fate::closed)) return fate::closed;
         tell_if_drained();
         return d.after_write(c, w);
     }
@@ -429,6 +489,7 @@ private:
     // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
         ws_state& s = state();
+        if (side_ != nullptr && side_->stalled_bytes != 0) side_->ledger->forget(*side_);
         s.phase.store(ws_phase::closed, std::memory_order_release);
         if (s.taker == this) s.taker = nullptr;
         s.link.store(ws_link::finished, std::memory_order_relaxed);
@@ -461,7 +522,7 @@ private:
     enum class holder : std::uint8_t { workers, hub };
 
     websocket::peer self_;
-    std::unique_ptr<websocket::message_reader> own_;  // only while a frame or message is open across reads
+    std::unique_ptr<ws_side> side_;  // only while a frame or message is open across reads, or output stalls
     connection* conn_ = nullptr;
     std::int64_t mark_ms_ = 0;  // open: when the client last sent; closing: when the wait for its close ends
     stage stage_ = stage::head_sent;
