@@ -17,9 +17,15 @@ still receiving at the broadcast's pace.
 Prints, per policy and mode: RSS peak (VmHWM) and after, the probe's count, p50/p99/max (ms)
 and failures (reset / timeout / other), the reading client's messages (and the longest gap
 between two, which shows a stall) and how it ended, what the app's sends said (queued,
-backpressure, dropped; skipped under throttle) and the most members it had, and the server's
-descriptors each second. The server runs on CPU 0 (--server-cpu), the clients on CPU 1
-(--load-cpu).
+backpressure, dropped; skipped under throttle) and the most members it had, the machine's
+kernel TCP memory at its peak (/proc/net/sockstat), and the server's descriptors each second.
+The server runs on CPU 0 (--server-cpu), the clients on CPU 1 (--load-cpu).
+
+A cell stops early, and says so, when the machine's TCP memory passes tcp_mem's pressure mark
+(its middle value): a WebSocket's socket keeps the kernel's own send buffer sizing (no
+options::push_socket_buffer), so what the clients do not read also piles up in the kernel,
+and past that mark every TCP connection of the machine is squeezed, not only this test's.
+--no-tcp-guard goes on regardless; --rss-guard-mib stops a server that grows past it.
 
     tools/bench/ws_slow_clients.py                                   # single and shared, both modes
     tools/bench/ws_slow_clients.py --policy sharded --mode ignore --seconds 20
