@@ -281,6 +281,15 @@ TEST_CASE_TEMPLATE("an idle keep-alive connection costs at most 512 bytes of ser
     if (!sanitized) CHECK(per_connection <= 512);
 }
 
+// Under the kqueue shim (tests/kqueue_shim) each registered descriptor has an entry in the
+// shim's own map, in this process's heap, where a real kqueue keeps it in the kernel; the
+// WebSocket bound below is the server's, so it is checked where the poller is the kernel's.
+#ifdef SKIFF_USE_KQUEUE
+constexpr bool poller_in_process = true;
+#else
+constexpr bool poller_in_process = false;
+#endif
+
 // The same for a WebSocket: the taker, its shared state and the peer the connection keeps once
 // upgraded (websocket/taker.hpp), beyond the connection itself. Policies that serve WebSocket.
 TEST_CASE_TEMPLATE("an idle WebSocket costs at most 384 bytes of server memory", Policy, skiff::single,
@@ -311,6 +320,6 @@ TEST_CASE_TEMPLATE("an idle WebSocket costs at most 384 bytes of server memory",
     // that earlier test cases freed (it read 180 bytes after the keep-alive cases, 348 alone).
     long heap_per_connection = (heap_after - heap_before) / count;
     MESSAGE("server memory per idle WebSocket: " << per_connection << " bytes (heap " << heap_per_connection << ")");
-    if (!sanitized) CHECK(per_connection <= 384);
-    if (!sanitized) CHECK(heap_per_connection <= 384);
+    if (!sanitized && !poller_in_process) CHECK(per_connection <= 384);
+    if (!sanitized && !poller_in_process) CHECK(heap_per_connection <= 384);
 }
