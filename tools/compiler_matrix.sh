@@ -4,7 +4,8 @@
 # -Wall -Wextra -Wpedantic -Werror, what a user compiles: the examples, the header alone
 # (twice: its guard), two translation units linked together, and the -fno-exceptions program.
 # C++17 builds at -O2, links and runs the last two (the optimiser's warnings need -O2);
-# C++20 is checked with -fsyntax-only, since what a standard changes is the front end's.
+# C++20 is checked with -fsyntax-only, since what a standard changes is the front end's, and
+# by the newest compiler of each family (g++ 12, clang++ 16), whose front ends are the strictest.
 # The clang++ compilers also check the other examples (-fsyntax-only: clang's warnings come
 # from its front end), which the clang preset leaves out to save their optimised builds.
 # Not the doctest suites: those run in the presets, and this stays within minutes on 2 cores.
@@ -42,6 +43,8 @@ jobs_list() {
     for cxx in "${compilers[@]}"; do
         command -v "$cxx" >/dev/null || { echo "compiler_matrix: $cxx not found (Debian: apt-get install ${cxx/clang++/clang})" >&2; exit 1; }
         for std in 17 20; do
+            # C++20 changes the front end: the newest of each family checks it (see the top).
+            [[ $std == 20 && ($cxx == g++-11 || $cxx == clang++-14) ]] && continue
             for ex in hello routes sharded annotated_loop; do echo "$cxx $std $ex examples/$ex.cpp"; done
             if [[ $cxx == clang++* && $std == 17 ]]; then
                 for ex in deferred sse upload middleware static_site sqlite_store; do echo "$cxx $std $ex-syntax examples/$ex.cpp"; done

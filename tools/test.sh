@@ -15,7 +15,7 @@
 # (g++ over the Linux kqueue shim), system (real nginx, HAProxy, curl, ab, wrk and Chromium),
 # then the compiler matrix (tools/compiler_matrix.sh: g++ 11 and 12, clang++ 14 and 16, C++17
 # and C++20, warning-free). ccache is used where installed (not installed by this script).
-# Env: FUZZ_SECONDS (default 60), the libFuzzer run of the clang preset.
+# Env: FUZZ_SECONDS (default 30), the libFuzzer run of the clang preset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,7 +73,7 @@ for step in "${steps[@]}"; do
   ctest --preset "$step"
   # A bounded fuzz run on top of the replayed seeds (the clang preset builds the fuzzers).
   if [[ $step == clang ]]; then
-    build/clang/tests/fuzz/run_fuzz_smoke.sh "${FUZZ_SECONDS:-60}"
+    build/clang/tests/fuzz/run_fuzz_smoke.sh "${FUZZ_SECONDS:-30}"
   fi
 done
 echo "== all tests passed ($tier): ${steps[*]} in $((SECONDS - start)) s"
