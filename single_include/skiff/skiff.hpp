@@ -5124,6 +5124,22 @@ void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step&
         &step, e);
 }
 
+// s's output on c now holds `bytes` the client has not taken: it goes in the budget's line of
+// pushed output (push_ledger.hpp), and past push output's share the connection stalled longest
+// is closed, this one or another (a push stream's, a WebSocket's), its unsent bytes dropped
+// with the socket (the client is not taking them); its taker leaves the line as it closes.
+// Closed when that was c itself.
+inline fate note_stalled(door& d, push_ledger& pushes, stalled_output& s, connection& c, std::size_t bytes) {
+    pushes.note(s, bytes, c);
+    while (pushes.over()) {
+        connection& victim = *pushes.oldest()->stalled_conn;
+        discard_unsent_on_close(victim.fd);
+        d.close(victim);
+        if (&victim == &c) return fate::closed;
+    }
+    return fate::open;
+}
+
 // The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.
 constexpr std::string_view continue_interim = "HTTP/1.1 100 Continue\r\n\r\n";
 
@@ -5366,20 +5382,9 @@ private:
 
     // A push stream's parked output grew: the ledger hears, and while push output together
     // holds more than its share of the budget, the stream that stalled longest is shed
-    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
-    fate note_pushed(door& d, connection& c) {
-        push_ledger& pushes = anchor_.pushes;
-        pushes.note(s_->stall, c.out.capacity(), c);
-        while (pushes.over()) {
-            connection& victim = *pushes.oldest()->stalled_conn;
-            // Its unsent bytes go with the socket (the client is not taking them), and its
-            // producer hears `closed` (unlink) as for a client gone.
-            discard_unsent_on_close(victim.fd);
-            d.close(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
-    }
+    // (push_ledger.hpp: the rule and why), its producer hearing `closed` (unlink) as for a
+    // client gone. Closed when that was c itself.
+    fate note_pushed(door& d, connection& c) { return note_stalled(d, anchor_.pushes, s_->stall, c, c.out.capacity()); }
 
     deferred_state* s_;  // null once unlinked
     hub_anchor& anchor_;
@@ -16206,18 +16211,9 @@ private:
         if (d.workers_wait() && holder_ != holder::hub) return fate::open;
         ws_side& x = side();
         x.ledger = &d.pushes();
-        x.ledger->note(x, held, c);
-        push_ledger& pushes = *x.ledger;
-        release_side_if_idle();
-        while (pushes.over()) {
-            connection& victim = *pushes.oldest()->stalled_conn;
-            // Its unsent bytes go with the socket (the client is not taking them); its taker
-            // leaves the line as it closes (unlink(), or a push stream's own).
-            discard_unsent_on_close(victim.fd);
-            d.close(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
+        fate f = note_stalled(d, *x.ledger, x, c, held);
+        if (f == fate::open) release_side_if_idle();  // (shed: unlink() left the line, c is going)
+        return f;
     }
 
     websocket::message_limits limits() const noexcept {

@@ -232,20 +232,9 @@ private:
 
     // A push stream's parked output grew: the ledger hears, and while push output together
     // holds more than its share of the budget, the stream that stalled longest is shed
-    // (push_ledger.hpp: the rule and why). Closed when that was c itself.
-    fate note_pushed(door& d, connection& c) {
-        push_ledger& pushes = anchor_.pushes;
-        pushes.note(s_->stall, c.out.capacity(), c);
-        while (pushes.over()) {
-            connection& victim = *pushes.oldest()->stalled_conn;
-            // Its unsent bytes go with the socket (the client is not taking them), and its
-            // producer hears `closed` (unlink) as for a client gone.
-            discard_unsent_on_close(victim.fd);
-            d.close(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
-    }
+    // (push_ledger.hpp: the rule and why), its producer hearing `closed` (unlink) as for a
+    // client gone. Closed when that was c itself.
+    fate note_pushed(door& d, connection& c) { return note_stalled(d, anchor_.pushes, s_->stall, c, c.out.capacity()); }
 
     deferred_state* s_;  // null once unlinked
     hub_anchor& anchor_;

@@ -44,6 +44,7 @@
 #include "skiff/http/request_head.hpp"
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
+#include "skiff/platform/socket.hpp"
 #include "skiff/poller/poll_event.hpp"
 
 #include <cstddef>      // std::size_t
@@ -168,6 +169,22 @@ void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step&
             return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.stream->taker), d, at);
         },
         &step, e);
+}
+
+// s's output on c now holds `bytes` the client has not taken: it goes in the budget's line of
+// pushed output (push_ledger.hpp), and past push output's share the connection stalled longest
+// is closed, this one or another (a push stream's, a WebSocket's), its unsent bytes dropped
+// with the socket (the client is not taking them); its taker leaves the line as it closes.
+// Closed when that was c itself.
+inline fate note_stalled(door& d, push_ledger& pushes, stalled_output& s, connection& c, std::size_t bytes) {
+    pushes.note(s, bytes, c);
+    while (pushes.over()) {
+        connection& victim = *pushes.oldest()->stalled_conn;
+        discard_unsent_on_close(victim.fd);
+        d.close(victim);
+        if (&victim == &c) return fate::closed;
+    }
+    return fate::open;
 }
 
 // The interim answer to Expect: 100-continue (RFC 9110 §10.1.1), sent before a body is read.

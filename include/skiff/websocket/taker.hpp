@@ -351,18 +351,9 @@ private:
         if (d.workers_wait() && holder_ != holder::hub) return fate::open;
         ws_side& x = side();
         x.ledger = &d.pushes();
-        x.ledger->note(x, held, c);
-        push_ledger& pushes = *x.ledger;
-        release_side_if_idle();
-        while (pushes.over()) {
-            connection& victim = *pushes.oldest()->stalled_conn;
-            // Its unsent bytes go with the socket (the client is not taking them); its taker
-            // leaves the line as it closes (unlink(), or a push stream's own).
-            discard_unsent_on_close(victim.fd);
-            d.close(victim);
-            if (&victim == &c) return fate::closed;
-        }
-        return fate::open;
+        fate f = note_stalled(d, *x.ledger, x, c, held);
+        if (f == fate::open) release_side_if_idle();  // (shed: unlink() left the line, c is going)
+        return f;
     }
 
     websocket::message_limits limits() const noexcept {
