@@ -15615,6 +15615,20 @@ public:
 private:
     friend class detail::ws_taker;
     friend struct detail::peer_access;
+
+    // What every send decides first (send(), broadcast()): whether it may go (open, and not
+    // past its backlog), with the bytes that wait already in `held`.
+    bool admits(std::size_t& held) const noexcept {
+        if (!is_open()) return false;
+        held = buffered();
+        return held <= s_->limit;
+    }
+    // And what it says once on its way: backpressure past write_high_water (on_drain follows).
+    send_status went(std::size_t held, std::size_t size) const noexcept {
+        if (held + size <= s_->high_water) return send_status::queued;
+        s_->wants_drain.store(true, std::memory_order_relaxed);
+        return send_status::backpressure;
+    }
     peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
         : s_(std::move(s)), hub_(std::move(hub)) {}
 
@@ -16482,6 +16496,8 @@ namespace skiff::detail {
 
 struct peer_access {
     static const std::shared_ptr<ws_state>& state(const websocket::peer& p) noexcept { return p.s_; }
+    static bool admits(const websocket::peer& p, std::size_t& held) noexcept { return p.admits(held); }
+    static void went(const websocket::peer& p, std::size_t held, std::size_t size) noexcept { (void)p.went(held, size); }
     static async_hub* hub(const websocket::peer& p) noexcept { return p.hub_.get(); }
     static const std::shared_ptr<async_hub>& hub_ptr(const websocket::peer& p) noexcept { return p.hub_; }
 };
@@ -16526,16 +16542,15 @@ namespace skiff::websocket {
 template <class PeerIt>
 std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k = kind::text) {
     opcode op = k == kind::text ? opcode::text : opcode::binary;
+    const std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     std::shared_ptr<const std::string> frame;  // made once, on the first peer that posts
     std::vector<detail::broadcast_batch> batches;
     std::size_t queued = 0;
     for (; first != last; ++first) {
         const peer& p = *first;
+        std::size_t held = 0;
+        if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
-        if (!p.is_open()) continue;
-        std::size_t held = p.buffered();
-        if (held > s->limit) continue;
-        std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
         if (detail::ws_current == s) {
             detail::ws_current_taker->send_here(op, data);
         } else {
@@ -16549,7 +16564,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
             detail::batch_for(batches, p).states.push_back(detail::peer_access::state(p));
         }
         ++queued;
-        if (held + size > s->high_water) s->wants_drain.store(true, std::memory_order_relaxed);
+        detail::peer_access::went(p, held, size);
     }
     for (detail::broadcast_batch& b : batches) queued -= detail::post_batch(b, frame);
     return queued;
@@ -16621,9 +16636,8 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 namespace skiff::websocket {
 
 inline send_status peer::send(std::string_view data, kind k) {
-    if (!is_open()) return send_status::dropped;
-    std::size_t held = buffered();
-    if (held > s_->limit) return send_status::dropped;
+    std::size_t held = 0;
+    if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     if (detail::ws_current == s_.get()) {
@@ -16634,9 +16648,7 @@ inline send_status peer::send(std::string_view data, kind k) {
         append_frame(frame, op, data);
         if (!post_frame(std::move(frame))) return send_status::dropped;
     }
-    if (held + size <= s_->high_water) return send_status::queued;
-    s_->wants_drain.store(true, std::memory_order_relaxed);
-    return send_status::backpressure;
+    return went(held, size);
 }
 
 inline bool peer::post_frame(std::string frame) {

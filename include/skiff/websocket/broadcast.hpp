@@ -33,6 +33,8 @@ namespace skiff::detail {
 
 struct peer_access {
     static const std::shared_ptr<ws_state>& state(const websocket::peer& p) noexcept { return p.s_; }
+    static bool admits(const websocket::peer& p, std::size_t& held) noexcept { return p.admits(held); }
+    static void went(const websocket::peer& p, std::size_t held, std::size_t size) noexcept { (void)p.went(held, size); }
     static async_hub* hub(const websocket::peer& p) noexcept { return p.hub_.get(); }
     static const std::shared_ptr<async_hub>& hub_ptr(const websocket::peer& p) noexcept { return p.hub_; }
 };
@@ -77,16 +79,15 @@ namespace skiff::websocket {
 template <class PeerIt>
 std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k = kind::text) {
     opcode op = k == kind::text ? opcode::text : opcode::binary;
+    const std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     std::shared_ptr<const std::string> frame;  // made once, on the first peer that posts
     std::vector<detail::broadcast_batch> batches;
     std::size_t queued = 0;
     for (; first != last; ++first) {
         const peer& p = *first;
+        std::size_t held = 0;
+        if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
-        if (!p.is_open()) continue;
-        std::size_t held = p.buffered();
-        if (held > s->limit) continue;
-        std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
         if (detail::ws_current == s) {
             detail::ws_current_taker->send_here(op, data);
         } else {
@@ -100,7 +101,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
             detail::batch_for(batches, p).states.push_back(detail::peer_access::state(p));
         }
         ++queued;
-        if (held + size > s->high_water) s->wants_drain.store(true, std::memory_order_relaxed);
+        detail::peer_access::went(p, held, size);
     }
     for (detail::broadcast_batch& b : batches) queued -= detail::post_batch(b, frame);
     return queued;

@@ -138,6 +138,20 @@ public:
 private:
     friend class detail::ws_taker;
     friend struct detail::peer_access;
+
+    // What every send decides first (send(), broadcast()): whether it may go (open, and not
+    // past its backlog), with the bytes that wait already in `held`.
+    bool admits(std::size_t& held) const noexcept {
+        if (!is_open()) return false;
+        held = buffered();
+        return held <= s_->limit;
+    }
+    // And what it says once on its way: backpressure past write_high_water (on_drain follows).
+    send_status went(std::size_t held, std::size_t size) const noexcept {
+        if (held + size <= s_->high_water) return send_status::queued;
+        s_->wants_drain.store(true, std::memory_order_relaxed);
+        return send_status::backpressure;
+    }
     peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
         : s_(std::move(s)), hub_(std::move(hub)) {}
 

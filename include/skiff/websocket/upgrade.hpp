@@ -63,9 +63,8 @@
 namespace skiff::websocket {
 
 inline send_status peer::send(std::string_view data, kind k) {
-    if (!is_open()) return send_status::dropped;
-    std::size_t held = buffered();
-    if (held > s_->limit) return send_status::dropped;
+    std::size_t held = 0;
+    if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
     if (detail::ws_current == s_.get()) {
@@ -76,9 +75,7 @@ inline send_status peer::send(std::string_view data, kind k) {
         append_frame(frame, op, data);
         if (!post_frame(std::move(frame))) return send_status::dropped;
     }
-    if (held + size <= s_->high_water) return send_status::queued;
-    s_->wants_drain.store(true, std::memory_order_relaxed);
-    return send_status::backpressure;
+    return went(held, size);
 }
 
 inline bool peer::post_frame(std::string frame) {
