@@ -129,10 +129,9 @@ enum class body_progress : std::uint8_t { arriving, complete };
 // for the resume once a tick (upload_hub.hpp).
 enum class upload_holder : std::uint8_t { workers, hub };
 
-class upload_state;
 // shared: hands a paused upload's connection to the loop hub (upload_hub.hpp). Given by
 // basic_server under the shared policy only, so no other program compiles a hub for uploads.
-using hand_to_hub_fn = void (*)(upload_state& u, hub_anchor& anchor, connection& c, std::int64_t tick_ms);
+using hand_to_hub_fn = void (*)(hub_anchor& anchor, connection& c, std::int64_t tick_ms);
 
 struct upload_feed {
     std::size_t used;  // input bytes of this body taken (the rest belongs to the next request)
@@ -258,7 +257,7 @@ public:
         if (!paused() || to_hub_ == nullptr || anchor_ == nullptr) return false;
         if (holder_ == upload_holder::workers) {
             holder_ = upload_holder::hub;
-            to_hub_(*this, *anchor_, c, tick_ms_);
+            to_hub_(*anchor_, c, tick_ms_);
         }
         return true;
     }

@@ -37,7 +37,7 @@ namespace skiff::detail {
 // serving the next request, or closed: the settle did what was due).
 enum class hub_tick : std::uint8_t { keep_looking, give_back, done };
 
-inline void hand_paused_to_hub(upload_state&, hub_anchor& anchor, connection& c, std::int64_t tick_ms) {
+inline void hand_paused_to_hub(hub_anchor& anchor, connection& c, std::int64_t tick_ms) {
     std::shared_ptr<async_hub> hub = async_hub::of(anchor);  // started at listen under shared
     if (!hub) return;  // no descriptor for a notifier: the body deadline (a backstop) ends it
     hub->add_timer(tick_ms, tick_ms, [&c](loop_context& ctx) {
