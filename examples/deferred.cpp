@@ -13,10 +13,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -80,12 +78,6 @@ private:
     std::thread thread_;
 };
 
-std::function<void()> stop_server;
-
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
-}
-
 template <class Policy>
 int serve(std::uint16_t port) {
     delayed_answers timer;  // outlives nothing it answers: a late answer after stop is a no-op
@@ -111,9 +103,7 @@ int serve(std::uint16_t port) {
         std::fprintf(stderr, "deferred: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;
     }
-    stop_server = [&app] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("deferred: serving http://127.0.0.1:%u/\n", app.port());
     std::fflush(stdout);
     return app.run();

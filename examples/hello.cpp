@@ -3,17 +3,8 @@
 // then it exits 0.
 #include <skiff/skiff.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-
-static skiff::server* running = nullptr;
-
-// stop() is async-signal-safe: with the single policy it is one write(2) to the loop's wake
-// descriptor, so a plain handler may call it (no thread, no self-pipe of our own).
-extern "C" void on_signal(int) {
-    if (running) running->stop();
-}
 
 int main() {
     skiff::server app;
@@ -23,9 +14,7 @@ int main() {
         std::fprintf(stderr, "hello: cannot listen on 127.0.0.1:%s: %s\n", port ? port : "8080", ec.message().c_str());
         return 1;
     }
-    running = &app;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("hello: serving http://127.0.0.1:%u/ (Ctrl-C to stop)\n", app.port());
     std::fflush(stdout);
     int code = app.run();  // 0 after a clean stop

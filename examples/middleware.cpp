@@ -30,18 +30,11 @@
 #include <skiff/skiff.hpp>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
-
-static skiff::server* running = nullptr;
-
-extern "C" void on_signal(int) {
-    if (running) running->stop();
-}
 
 // Only the private routes: a bearer token (a real service would check a signed one).
 static void require_token(skiff::request& req, skiff::response& res, const skiff::next& go) {
@@ -120,9 +113,7 @@ int main() {
         std::fprintf(stderr, "middleware: cannot listen on 127.0.0.1:%s: %s\n", port ? port : "8080", ec.message().c_str());
         return 1;
     }
-    running = &app;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::fprintf(stderr, "middleware: serving http://127.0.0.1:%u/ (Ctrl-C to stop)\n", app.port());
     return app.run();
 }

@@ -1,14 +1,7 @@
 // A multi-core server: the same handlers, one loop per CPU (skiff::sharded), Ctrl-C to stop.
 #include <skiff/skiff.hpp>
 
-#include <csignal>
 #include <cstdio>
-
-static skiff::basic_server<skiff::sharded>* running = nullptr;
-
-extern "C" void on_signal(int) {
-    if (running) running->stop();  // async-signal-safe
-}
 
 int main() {
     skiff::options opt;
@@ -19,8 +12,6 @@ int main() {
         std::fprintf(stderr, "sharded: %s\n", ec.message().c_str());
         return 1;
     }
-    running = &app;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     return app.run();
 }

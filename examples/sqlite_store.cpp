@@ -22,10 +22,8 @@
 
 #include <sqlite3.h>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -165,12 +163,6 @@ private:
     skiff::blocking_pool threads_;  // after stores_: its threads are joined before the stores close
 };
 
-std::function<void()> stop_server;
-
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
-}
-
 void bad_request(skiff::response& res, const char* why) {
     res.status(400).json(std::string(R"({"error":")") + why + "\"}");
 }
@@ -213,9 +205,7 @@ int serve(std::uint16_t port, const std::string& path) {
         std::fprintf(stderr, "sqlite_store: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;
     }
-    stop_server = [&app] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("sqlite_store: serving http://127.0.0.1:%u/ from %s\n", app.port(), path.c_str());
     std::fflush(stdout);
     return app.run();

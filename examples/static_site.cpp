@@ -9,7 +9,6 @@
 // Ctrl-C or SIGTERM stops it gracefully.
 #include <skiff/skiff.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -18,12 +17,6 @@
 #ifndef STATIC_SITE_WWW
 #define STATIC_SITE_WWW "www"  // examples/CMakeLists.txt gives the source directory's www/
 #endif
-
-static skiff::server* running = nullptr;
-
-extern "C" void on_signal(int) {
-    if (running) running->stop();
-}
 
 static std::string env_or(const char* name, const char* fallback) {
     const char* v = std::getenv(name);
@@ -75,9 +68,7 @@ int main() {
     app.serve_dir("/", root);
     std::string where = listen(app);
     if (where.empty()) return 1;
-    running = &app;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("static_site: serving %s on %s\n", root.c_str(), where.c_str());
     std::fflush(stdout);
     return app.run();

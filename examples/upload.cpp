@@ -24,12 +24,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>  // mkstemp, strtoull
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,11 +36,6 @@
 #include <vector>
 
 namespace {
-
-std::function<void()> stop_server;
-void on_signal(int) {
-    if (stop_server) stop_server();
-}
 
 bool safe_name(std::string_view name) {
     return !name.empty() && name.front() != '.' &&
@@ -266,9 +259,7 @@ int serve(std::uint16_t port, const std::string& dir) {
         std::fprintf(stderr, "upload: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;
     }
-    stop_server = [&app] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("upload: serving http://127.0.0.1:%u/ into %s\n", app.port(), dir.c_str());
     std::fflush(stdout);
     return app.run();

@@ -19,10 +19,8 @@
 // (peer::send says dropped), and the room never blocks on it. 256 connections at most.
 #include <skiff/skiff.hpp>
 
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -90,12 +88,6 @@ ws::handlers chat_handlers(chat_room& room) {
     return h;
 }
 
-std::function<void()> stop_server;
-
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
-}
-
 template <class Policy>
 int serve(std::uint16_t port, const std::string& root) {
     chat_room room;  // outlives the server: a loop may still run a callback until run() returns
@@ -113,9 +105,7 @@ int serve(std::uint16_t port, const std::string& root) {
         std::fprintf(stderr, "websocket: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
         return 1;
     }
-    stop_server = [&app] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("websocket: serving http://127.0.0.1:%u/ (ws: /echo, /chat; page: /www/chat.html)\n", app.port());
     std::fflush(stdout);
     return app.run();

@@ -7,6 +7,7 @@
 
 #include "skiff/app/compiled.hpp"
 #include "skiff/app/server.hpp"
+#include "skiff/app/stop_signals.hpp"
 #include "skiff/async/deferred.hpp"
 #include "skiff/async/hub.hpp"
 #include "skiff/async/hub_timers.hpp"

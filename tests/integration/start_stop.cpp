@@ -25,15 +25,6 @@ void count_routes(skiff::basic_server<Policy>& app, std::atomic<int>& served) {
     });
 }
 
-bool connect_refused(std::uint16_t port) {
-    try {
-        client c(port);
-        return false;
-    } catch (const std::runtime_error&) {
-        return true;
-    }
-}
-
 } // namespace
 
 TEST_CASE_TEMPLATE("start() serves in the background, and stop() stops and joins", Policy, SKIFF_TEST_POLICIES) {

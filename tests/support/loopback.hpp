@@ -238,6 +238,16 @@ inline response one_response(std::uint16_t port, const std::string& raw) {
     return rs[0];
 }
 
+// True when nothing listens on port any more (a stopped server's listener is closed).
+inline bool connect_refused(std::uint16_t port) {
+    try {
+        client c(port);
+        return false;
+    } catch (const std::runtime_error&) {
+        return true;
+    }
+}
+
 } // namespace skiff_test
 
 #endif // SKIFF_TESTS_SUPPORT_LOOPBACK_HPP

@@ -23,6 +23,12 @@ class websocket_example:
         self.port = free_port()
         env = dict(os.environ, PORT=str(self.port), POLICY=os.environ.get("POLICY", "single"))
         self.proc = subprocess.Popen([binary], env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.signalled = False
+
+    def terminate(self):
+        """One SIGTERM, as a supervisor sends it; the exit then only waits for the process."""
+        self.signalled = True
+        self.proc.terminate()
 
     def __enter__(self):
         line = self.proc.stdout.readline().decode()
@@ -30,7 +36,8 @@ class websocket_example:
         return self
 
     def __exit__(self, *exc):
-        self.proc.terminate()
+        if not self.signalled:
+            self.terminate()
         try:
             code = self.proc.wait(timeout=15)
         except subprocess.TimeoutExpired:

@@ -169,7 +169,7 @@ async def going_away(port, app, label):
         await ws.send("still here")
         what = "%s: a client on /echo is answered before the stop" % label
         check(await recv(ws, what) == "still here", what)
-        app.proc.terminate()
+        app.terminate()
         try:
             await asyncio.wait_for(ws.wait_closed(), WAIT)
         except asyncio.TimeoutError:

@@ -11,10 +11,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -70,11 +68,6 @@ private:
     std::thread thread_;
 };
 
-std::function<void()> stop_server;
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();
-}
-
 const char* env(const char* name, const char* fallback) {
     const char* v = std::getenv(name);
     return v ? v : fallback;
@@ -100,9 +93,7 @@ int serve(std::uint16_t port) {
         std::fprintf(stderr, "slow_subscribers_app: cannot listen on %u: %s\n", port, ec.message().c_str());
         return 1;
     }
-    stop_server = [&app] { app.stop(); };
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop
     return app.run();
 }
 

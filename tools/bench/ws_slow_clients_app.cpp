@@ -17,7 +17,6 @@
 #include <csignal>     // SIGTERM stops
 #include <cstdio>      // the counts line
 #include <cstdlib>     // getenv, atoi
-#include <functional>  // the signal handler's stop
 #include <mutex>       // the room, joined on the loop and read by the producer
 #include <string>      // the message
 #include <thread>      // the producer
@@ -102,11 +101,6 @@ private:
     std::thread thread_;
 };
 
-std::function<void()> stop_server;
-extern "C" void on_signal(int) {
-    if (stop_server) stop_server();  // basic_server::stop() is async-signal-safe
-}
-
 const char* env(const char* name, const char* fallback) {
     const char* v = std::getenv(name);
     return v ? v : fallback;
@@ -140,13 +134,12 @@ int serve(std::uint16_t port) {
             std::fprintf(stderr, "ws_slow_clients_app: cannot listen on %u: %s\n", port, ec.message().c_str());
             return 1;
         }
-        stop_server = [&app] { app.stop(); };
-        std::signal(SIGINT, on_signal);
-        std::signal(SIGTERM, on_signal);
-        rc = app.run();
-        std::signal(SIGINT, SIG_IGN);  // app is about to go: a late signal must not reach it
+        // Ignored once the stopper has gone (it puts back what was there), so that a late
+        // signal cannot end the process before report().
+        std::signal(SIGINT, SIG_IGN);
         std::signal(SIGTERM, SIG_IGN);
-        stop_server = nullptr;
+        skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop
+        rc = app.run();
     }
     chat.report();
     return rc;

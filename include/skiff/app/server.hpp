@@ -293,6 +293,10 @@ public:
         runner_.stop();
         if (background_) background_->join();
     }
+    // The same stop, begun and not waited for, after start() too: async-signal-safe on any
+    // thread (skiff::stop_on_signals calls it). run() returns, or the serving thread ends,
+    // once the drain is over; after start(), stop() or the destructor then joins it.
+    void request_stop() noexcept { runner_.stop(); }
 
     // The services of loop `index` (sharded: one per worker; single and shared: one), to post
     // work, set timers or watch descriptors on (async/deferred.hpp). After listen(); under
