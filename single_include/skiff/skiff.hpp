@@ -15645,6 +15645,7 @@ struct handlers {
 namespace skiff::detail {
 
 class ws_taker;
+class door;  // engine/handover.hpp: what a callback's own sends are written through
 struct peer_access;  // broadcast.hpp: what a broadcast reads of each peer
 
 // As peers see it; only moves forward.
@@ -15685,12 +15686,17 @@ struct ws_state {
     std::atomic<ws_link> link{ws_link::unbound};
 };
 
-// The WebSocket whose callback runs on this thread, and its taker, so that its own sends go
-// straight into the loop's batch rather than through the hub. The taker is kept here, not
-// read from ws_state::taker: under shared, on_open runs before the connection is bound.
-// (The event's door is kept beside them: taker.hpp's ws_current_door.)
-inline thread_local ws_state* ws_current = nullptr;
-inline thread_local ws_taker* ws_current_taker = nullptr;
+// The WebSocket whose callback runs on this thread, so that its own sends go straight into the
+// loop's batch through the event's door rather than through the hub. The taker is kept here,
+// not read from ws_state::taker: under shared, on_open runs before the connection is bound.
+// All null outside a callback, and `state` null in one that no flush follows (on_drain,
+// on_close), whose sends are posted.
+struct ws_callback_context {
+    ws_state* state = nullptr;
+    ws_taker* taker = nullptr;
+    door* out = nullptr;
+};
+inline thread_local ws_callback_context ws_current{};
 
 } // namespace skiff::detail
 
@@ -15783,7 +15789,7 @@ private:
 //
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
-// on_close) runs with ws_current unset and its sends are posted. A posted send that finds
+// on_close) runs with ws_current.state unset and its sends are posted. A posted send that finds
 // the link finished is dropped; one that finds it unbound (shared) waits in ws_state::early.
 // While the hub holds the connection, no worker gets its events (its registration is aimed at
 // its ws_state); it goes back to the workers only through finish() (settle()). The thread's
@@ -16075,10 +16081,6 @@ struct ws_side : stalled_output {
     push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
 };
 
-// The door of the event whose callback runs on this thread (beside ws_current), for its own
-// peer's sends into the batch.
-inline thread_local door* ws_current_door = nullptr;
-
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
@@ -16199,11 +16201,11 @@ public:
     // Inside a callback of this connection: straight into the batch (settle() flushes it).
     void send_here(websocket::opcode op, std::string_view payload) {
         websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
-        ws_current_door->write(head.view());
-        ws_current_door->write(payload);
+        ws_current.out->write(head.view());
+        ws_current.out->write(payload);
         state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
     }
-    void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current_door, code, reason); }
+    void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current.out, code, reason); }
 
     // A frame posted from elsewhere (any thread), through the hub.
     fate on_post(door& d, connection& c, std::string_view frame) {
@@ -16234,22 +16236,19 @@ private:
 
     // While a callback runs: its own peer's sends go into the batch through this door.
     struct callback_scope {
-        callback_scope(ws_taker& t, door& d) noexcept
-            : prev(ws_current), prev_taker(ws_current_taker), prev_door(ws_current_door) {
-            ws_current = &t.state();
-            ws_current_taker = &t;
-            ws_current_door = &d;
-        }
-        ~callback_scope() {
-            ws_current = prev;
-            ws_current_taker = prev_taker;
-            ws_current_door = prev_door;
-        }
+        callback_scope(ws_taker& t, door& d) noexcept : outer(ws_current) { ws_current = {&t.state(), &t, &d}; }
+        ~callback_scope() { ws_current = outer; }
         callback_scope(const callback_scope&) = delete;
         callback_scope& operator=(const callback_scope&) = delete;
-        ws_state* prev;
-        ws_taker* prev_taker;
-        door* prev_door;
+        ws_callback_context outer;
+    };
+    // While a callback that no flush follows runs (on_drain, on_close): its sends are posted.
+    struct posted_sends_scope {
+        posted_sends_scope() noexcept : outer(ws_current.state) { ws_current.state = nullptr; }
+        ~posted_sends_scope() { ws_current.state = outer; }
+        posted_sends_scope(const posted_sends_scope&) = delete;
+        posted_sends_scope& operator=(const posted_sends_scope&) = delete;
+        ws_state* outer;
     };
 
     ws_state& state() const noexcept { return *peer_state(self_); }
@@ -16438,10 +16437,8 @@ private:
         if (!s.h->on_drain || !s.wants_drain.load(std::memory_order_relaxed)) return;
         std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
         if (held > s.high_water / 2 || !s.wants_drain.exchange(false, std::memory_order_relaxed)) return;
-        ws_state* outer = ws_current;
-        ws_current = nullptr;  // its sends are posted: no flush follows this call
+        posted_sends_scope posted;
         call_guarded([&] { s.h->on_drain(self_); }, [] {});
-        ws_current = outer;
     }
 
     // Posts reach this taker from now on (shared: bound under the hub's process lock, since
@@ -16476,10 +16473,8 @@ private:
         told_ = told::closed;
         const websocket::handlers& h = *state().h;
         if (!h.on_close) return;
-        ws_state* outer = ws_current;
-        ws_current = nullptr;
+        posted_sends_scope posted;
         call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
-        ws_current = outer;
     }
 
     enum class told : std::uint8_t { not_yet, closed };
@@ -16653,8 +16648,8 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
         std::size_t held = 0;
         if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
-        if (detail::ws_current == s) {
-            detail::ws_current_taker->send_here(op, data);
+        if (detail::ws_current.state == s) {
+            detail::ws_current.taker->send_here(op, data);
         } else {
             if (!frame) {
                 std::string f;
@@ -16724,7 +16719,7 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 // given back), and only the thread that serves the connection touches it (the loop's, or the
 // hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
-// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
+// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current.state unset
 // and its sends are posted. The peer's phase only moves forward: open, closing, closed.
 #ifndef SKIFF_WEBSOCKET_UPGRADE_HPP
 #define SKIFF_WEBSOCKET_UPGRADE_HPP
@@ -16742,8 +16737,8 @@ inline send_status peer::send(std::string_view data, kind k) {
     if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
-    if (detail::ws_current == s_.get()) {
-        detail::ws_current_taker->send_here(op, data);
+    if (detail::ws_current.state == s_.get()) {
+        detail::ws_current.taker->send_here(op, data);
     } else {
         std::string frame;
         frame.reserve(size);
@@ -16765,8 +16760,8 @@ inline bool peer::post_frame(std::string frame) {
 
 inline send_status peer::close(close_code code, std::string_view reason) {
     if (!is_open()) return send_status::dropped;
-    if (detail::ws_current == s_.get()) {
-        detail::ws_current_taker->close_here(code, reason);
+    if (detail::ws_current.state == s_.get()) {
+        detail::ws_current.taker->close_here(code, reason);
         return send_status::queued;
     }
     bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {

@@ -649,18 +649,11 @@ namespace detail {
 // then the mask key; then the payload masked with it.
 inline std::string masked_frame(websocket::opcode op, bool fin, std::string_view payload, std::uint8_t rsv) {
     static constexpr unsigned char key[4] = {0x37, 0xfa, 0x21, 0x3d};  // §5.7's example key
-    std::string f;
-    f += static_cast<char>((fin ? 0x80 : 0) | ((rsv & 0x7) << 4) | static_cast<std::uint8_t>(op));
-    std::uint64_t n = payload.size();
-    if (n < 126) {
-        f += static_cast<char>(0x80 | n);
-    } else if (n <= 0xffff) {
-        f += static_cast<char>(0x80 | 126);
-        for (int shift = 8; shift >= 0; shift -= 8) f += static_cast<char>((n >> shift) & 0xff);
-    } else {
-        f += static_cast<char>(0x80 | 127);
-        for (int shift = 56; shift >= 0; shift -= 8) f += static_cast<char>((n >> shift) & 0xff);
-    }
+    websocket::frame_head head =
+        websocket::make_frame_head(op, fin ? websocket::fin_bit::final : websocket::fin_bit::more, payload.size());
+    head.bytes[0] = static_cast<char>(head.bytes[0] | ((rsv & 0x7) << 4));
+    head.bytes[1] = static_cast<char>(head.bytes[1] | 0x80);  // MASK: a client's frames are masked (§5.3)
+    std::string f(head.view());
     f.append(reinterpret_cast<const char*>(key), 4);
     for (std::size_t i = 0; i < payload.size(); ++i) f += static_cast<char>(payload[i] ^ key[i % 4]);
     return f;

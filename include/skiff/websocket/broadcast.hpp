@@ -88,8 +88,8 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
         std::size_t held = 0;
         if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
-        if (detail::ws_current == s) {
-            detail::ws_current_taker->send_here(op, data);
+        if (detail::ws_current.state == s) {
+            detail::ws_current.taker->send_here(op, data);
         } else {
             if (!frame) {
                 std::string f;

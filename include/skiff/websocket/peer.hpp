@@ -66,6 +66,7 @@ struct handlers {
 namespace skiff::detail {
 
 class ws_taker;
+class door;  // engine/handover.hpp: what a callback's own sends are written through
 struct peer_access;  // broadcast.hpp: what a broadcast reads of each peer
 
 // As peers see it; only moves forward.
@@ -106,12 +107,17 @@ struct ws_state {
     std::atomic<ws_link> link{ws_link::unbound};
 };
 
-// The WebSocket whose callback runs on this thread, and its taker, so that its own sends go
-// straight into the loop's batch rather than through the hub. The taker is kept here, not
-// read from ws_state::taker: under shared, on_open runs before the connection is bound.
-// (The event's door is kept beside them: taker.hpp's ws_current_door.)
-inline thread_local ws_state* ws_current = nullptr;
-inline thread_local ws_taker* ws_current_taker = nullptr;
+// The WebSocket whose callback runs on this thread, so that its own sends go straight into the
+// loop's batch through the event's door rather than through the hub. The taker is kept here,
+// not read from ws_state::taker: under shared, on_open runs before the connection is bound.
+// All null outside a callback, and `state` null in one that no flush follows (on_drain,
+// on_close), whose sends are posted.
+struct ws_callback_context {
+    ws_state* state = nullptr;
+    ws_taker* taker = nullptr;
+    door* out = nullptr;
+};
+inline thread_local ws_callback_context ws_current{};
 
 } // namespace skiff::detail
 

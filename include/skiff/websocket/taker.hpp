@@ -36,7 +36,7 @@
 //
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
-// on_close) runs with ws_current unset and its sends are posted. A posted send that finds
+// on_close) runs with ws_current.state unset and its sends are posted. A posted send that finds
 // the link finished is dropped; one that finds it unbound (shared) waits in ws_state::early.
 // While the hub holds the connection, no worker gets its events (its registration is aimed at
 // its ws_state); it goes back to the workers only through finish() (settle()). The thread's
@@ -98,10 +98,6 @@ struct ws_side : stalled_output {
     std::unique_ptr<websocket::message_reader> own;
     push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
 };
-
-// The door of the event whose callback runs on this thread (beside ws_current), for its own
-// peer's sends into the batch.
-inline thread_local door* ws_current_door = nullptr;
 
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
@@ -223,11 +219,11 @@ public:
     // Inside a callback of this connection: straight into the batch (settle() flushes it).
     void send_here(websocket::opcode op, std::string_view payload) {
         websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
-        ws_current_door->write(head.view());
-        ws_current_door->write(payload);
+        ws_current.out->write(head.view());
+        ws_current.out->write(payload);
         state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
     }
-    void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current_door, code, reason); }
+    void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current.out, code, reason); }
 
     // A frame posted from elsewhere (any thread), through the hub.
     fate on_post(door& d, connection& c, std::string_view frame) {
@@ -258,22 +254,19 @@ private:
 
     // While a callback runs: its own peer's sends go into the batch through this door.
     struct callback_scope {
-        callback_scope(ws_taker& t, door& d) noexcept
-            : prev(ws_current), prev_taker(ws_current_taker), prev_door(ws_current_door) {
-            ws_current = &t.state();
-            ws_current_taker = &t;
-            ws_current_door = &d;
-        }
-        ~callback_scope() {
-            ws_current = prev;
-            ws_current_taker = prev_taker;
-            ws_current_door = prev_door;
-        }
+        callback_scope(ws_taker& t, door& d) noexcept : outer(ws_current) { ws_current = {&t.state(), &t, &d}; }
+        ~callback_scope() { ws_current = outer; }
         callback_scope(const callback_scope&) = delete;
         callback_scope& operator=(const callback_scope&) = delete;
-        ws_state* prev;
-        ws_taker* prev_taker;
-        door* prev_door;
+        ws_callback_context outer;
+    };
+    // While a callback that no flush follows runs (on_drain, on_close): its sends are posted.
+    struct posted_sends_scope {
+        posted_sends_scope() noexcept : outer(ws_current.state) { ws_current.state = nullptr; }
+        ~posted_sends_scope() { ws_current.state = outer; }
+        posted_sends_scope(const posted_sends_scope&) = delete;
+        posted_sends_scope& operator=(const posted_sends_scope&) = delete;
+        ws_state* outer;
     };
 
     ws_state& state() const noexcept { return *peer_state(self_); }
@@ -462,10 +455,8 @@ private:
         if (!s.h->on_drain || !s.wants_drain.load(std::memory_order_relaxed)) return;
         std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
         if (held > s.high_water / 2 || !s.wants_drain.exchange(false, std::memory_order_relaxed)) return;
-        ws_state* outer = ws_current;
-        ws_current = nullptr;  // its sends are posted: no flush follows this call
+        posted_sends_scope posted;
         call_guarded([&] { s.h->on_drain(self_); }, [] {});
-        ws_current = outer;
     }
 
     // Posts reach this taker from now on (shared: bound under the hub's process lock, since
@@ -500,10 +491,8 @@ private:
         told_ = told::closed;
         const websocket::handlers& h = *state().h;
         if (!h.on_close) return;
-        ws_state* outer = ws_current;
-        ws_current = nullptr;
+        posted_sends_scope posted;
         call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
-        ws_current = outer;
     }
 
     enum class told : std::uint8_t { not_yet, closed };

@@ -39,7 +39,7 @@
 // given back), and only the thread that serves the connection touches it (the loop's, or the
 // hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
-// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current unset
+// so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current.state unset
 // and its sends are posted. The peer's phase only moves forward: open, closing, closed.
 #ifndef SKIFF_WEBSOCKET_UPGRADE_HPP
 #define SKIFF_WEBSOCKET_UPGRADE_HPP
@@ -67,8 +67,8 @@ inline send_status peer::send(std::string_view data, kind k) {
     if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
-    if (detail::ws_current == s_.get()) {
-        detail::ws_current_taker->send_here(op, data);
+    if (detail::ws_current.state == s_.get()) {
+        detail::ws_current.taker->send_here(op, data);
     } else {
         std::string frame;
         frame.reserve(size);
@@ -90,8 +90,8 @@ inline bool peer::post_frame(std::string frame) {
 
 inline send_status peer::close(close_code code, std::string_view reason) {
     if (!is_open()) return send_status::dropped;
-    if (detail::ws_current == s_.get()) {
-        detail::ws_current_taker->close_here(code, reason);
+    if (detail::ws_current.state == s_.get()) {
+        detail::ws_current.taker->close_here(code, reason);
         return send_status::queued;
     }
     bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
