@@ -15658,10 +15658,22 @@ enum class ws_link : std::uint8_t {
     finished,  // closed, or given back: posts are dropped
 };
 
+// An upgrade decided later (websocket::pending_upgrade): accept it, with a subprotocol or
+// none, or refuse it with a status and a text body.
+enum class ws_verdict : std::uint8_t { accept, refuse };
+struct ws_decision {
+    ws_verdict verdict = ws_verdict::refuse;
+    std::string protocol;  // accept: the subprotocol chosen, or empty
+    int status = 500;      // refuse
+    std::string body;      // refuse: text/plain
+};
+
 // shared: what peers posted before the hub held the connection, sent first when it does
-// (under the hub's process lock): the frames, in order, and a close. Made by the first such
-// post, so that a WebSocket that has none carries only the pointer.
+// (under the hub's process lock): the decision on an upgrade decided later, the frames, in
+// order, and a close. Made by the first such post, so that a WebSocket that has none carries
+// only the pointer.
 struct ws_early {
+    std::unique_ptr<ws_decision> decision;  // an upgrade decided later, decided before (first)
     std::string frames;
     bool close_asked = false;
     websocket::close_code code = websocket::close_code::normal;
@@ -15774,6 +15786,13 @@ private:
 // under the hub's process lock, one at a time. The set's deadline is then only a backstop
 // (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
 // peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
+//
+// An upgrade decided later (accept_later) starts in the `deciding` stage: nothing is written,
+// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
+// at the decision's deadline and the stop (503). The decision comes as a post does (under
+// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
+// WebSocket opens; or the refusal, written as a late answer once the connection is no longer
+// handed (refuse()).
 //
 // Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
 // as a push stream's does: past push output's share the connection stalled longest is closed.
@@ -16051,6 +16070,7 @@ inline bool append_accept_head(std::string& out, std::string_view key, std::stri
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
 #include <functional>   // the application's callbacks
+#include <limits>       // no decision deadline
 #include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
@@ -16073,23 +16093,45 @@ inline ws_reader_loan& ws_spare_reader() noexcept {
     return loan;
 }
 
+// An upgrade decided later (websocket::accept_later), until its decision: the client's key
+// and the fields the chain set, for the 101 or the refusal; when the wait ends
+// (options::deferred_timeout: 503); and what the client sent meanwhile, kept for the
+// WebSocket (a client should wait for the 101, so more than ws_deciding_bytes closes it).
+struct ws_deciding {
+    std::string key;
+    held_fields fields;
+    std::int64_t deadline_ms = 0;
+    std::string early_bytes;
+};
+inline constexpr std::size_t ws_deciding_bytes = 64 * 1024;
+
 // What only some WebSocket connections need, so it is made on demand (the taker holds a
-// pointer): a reader of its own while a frame or message is open across reads, and its place
-// in the budget's line of pushed output while the client leaves output unread (push_ledger.hpp).
+// pointer): a reader of its own while a frame or message is open across reads, its place in
+// the budget's line of pushed output while the client leaves output unread (push_ledger.hpp),
+// and an upgrade's wait for its decision.
 struct ws_side : stalled_output {
     std::unique_ptr<websocket::message_reader> own;
     push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
+    std::unique_ptr<ws_deciding> deciding;
 };
 
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
     ws_taker(websocket::peer self, const websocket::handlers&) : self_(std::move(self)) {}
+    // An upgrade whose decision comes later (on_decision): nothing is written until then.
+    ws_taker(websocket::peer self, std::unique_ptr<ws_deciding> later) : self_(std::move(self)), stage_(stage::deciding) {
+        side().deciding = std::move(later);
+    }
     ~ws_taker() override { unlink(); }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
         conn_ = &c;
+        if (stage_ == stage::deciding) {
+            std::int64_t wait = d.settings().deferred_timeout.count();
+            side_->deciding->deadline_ms = wait == 0 ? std::numeric_limits<std::int64_t>::max() : d.now_ms() + wait;
+        }
         if (!d.workers_wait()) bind();  // else once the worker's event is done (take_from_workers)
         else tick_ms_ = static_cast<std::uint16_t>(tick_for(d.settings()));
         return 0;
@@ -16099,6 +16141,7 @@ public:
         read_result r = d.read(c);
         if (r.outcome == read_outcome::retry) return fate::open;
         if (r.outcome == read_outcome::ended) return d.close(c);  // abandon() tells on_close 1006
+        if (SKIFF_UNLIKELY(stage_ == stage::deciding)) return keep_for_later(d, c, r);
         on_bytes(d, r.data, r.size);
         return settle(d, c);
     }
@@ -16107,6 +16150,7 @@ public:
     // and the keepalive ping.
     fate on_deadline(door& d, connection& c) override {
         std::int64_t now = d.now_ms();
+        if (SKIFF_UNLIKELY(stage_ == stage::deciding)) return decide_by_deadline(d, c, now);
         if (stage_ == stage::closing && now >= mark_ms_) return d.close(c);
         if (stage_ == stage::open && (d.stopping() || now >= mark_ms_ + idle_ms(d))) {
             callback_scope scope(*this, d);
@@ -16135,7 +16179,7 @@ public:
     void abandon() noexcept override {
         if (state().phase.load(std::memory_order_relaxed) == ws_phase::closed) return;
         unlink();
-        tell_close(websocket::close_code::abnormal, {});
+        if (stage_ != stage::deciding) tell_close(websocket::close_code::abnormal, {});  // else it never opened
     }
 
     // Parked output went: the peers see it in buffered(), and on_drain may hear. Its sends are
@@ -16177,10 +16221,15 @@ public:
         return fate::open;
     }
 
-    // The hub holds the connection now: what peers posted before goes out, in order.
+    // The hub holds the connection now: what peers posted before goes out, in order (a
+    // decision first: the peers' posts can only follow an accept).
     fate on_bound(door& d, connection& c) {
         std::unique_ptr<ws_early> early = std::move(state().early);
         if (early == nullptr) return settle(d, c);
+        if (early->decision != nullptr) {
+            if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
+            if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
+        }
         state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
         if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
         if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
@@ -16219,6 +16268,23 @@ public:
         return settle(d, c);
     }
 
+    // The decision on an upgrade decided later: the 101 and the WebSocket opens (the bytes the
+    // client sent meanwhile are read now), or the refusal, after which the connection closes.
+    fate on_decision(door& d, connection& c, ws_decision& what) {
+        if (stage_ != stage::deciding) return fate::open;  // one decision counts: pending_upgrade sends one
+        if (d.stopping()) return refuse(d, c, 503, "Service Unavailable\n");
+        if (what.verdict == ws_verdict::refuse) return refuse(d, c, what.status, what.body);
+        std::string head;
+        ws_deciding& later = *side_->deciding;
+        if (!websocket::append_accept_head(head, later.key, what.protocol, later.fields.bytes))
+            return refuse(d, c, 500, "Internal Server Error\n");  // a subprotocol that is not a token
+        std::string early = std::move(later.early_bytes);
+        side_->deciding.reset();
+        release_side_if_idle();
+        d.write(head);
+        return open_now(d, c, &early);
+    }
+
     connection* conn() const noexcept { return conn_; }
 
     // A handle to a new WebSocket (accept()).
@@ -16227,9 +16293,10 @@ public:
     }
 
 private:
-    // head_sent: the 101 head is on its way; open; closing: our close frame is written and the
-    // client's is awaited.
-    enum class stage : std::uint8_t { head_sent, open, closing };
+    // deciding: an upgrade decided later waits for its decision, nothing written; head_sent:
+    // the 101 head is on its way; open; closing: our close frame is written and the client's
+    // is awaited.
+    enum class stage : std::uint8_t { deciding, head_sent, open, closing };
     // How the connection ends once its output is written: not yet, closed, or lingering (a
     // failure: the client may still be sending, and must read our close frame, not a reset).
     enum class ending : std::uint8_t { none, close, linger };
@@ -16261,7 +16328,7 @@ private:
         return own != 0 ? own : d.settings().idle_timeout.count();
     }
 
-    fate open_now(door& d, connection& c) {
+    fate open_now(door& d, connection& c, std::string* sent_meanwhile = nullptr) {
         stage_ = stage::open;
         mark_ms_ = d.now_ms();
         // As a push stream's: what the client leaves unread waits here, where the budget's
@@ -16275,7 +16342,39 @@ private:
             on_bytes(d, c.in.data(), c.in.size());
             c.in.release();  // a pool buffer the size of a head: not charged to the budget
         }
+        if (sent_meanwhile != nullptr && !sent_meanwhile->empty() && ending_ == ending::none)
+            on_bytes(d, sent_meanwhile->data(), sent_meanwhile->size());  // while the upgrade was decided
         return settle(d, c);
+    }
+
+    // ---- an upgrade decided later, until its decision ----------------------------------------
+
+    // What the client sends before the 101 is kept for the WebSocket, within ws_deciding_bytes.
+    fate keep_for_later(door& d, connection& c, const read_result& r) {
+        std::string& kept = side_->deciding->early_bytes;
+        if (kept.size() + r.size > ws_deciding_bytes) return d.close(c);
+        kept.append(r.data, r.size);
+        return settle(d, c);
+    }
+
+    // Each tick: no decision by options::deferred_timeout, or the server stops: 503.
+    fate decide_by_deadline(door& d, connection& c, std::int64_t now) {
+        if (d.stopping() || now >= side_->deciding->deadline_ms) return refuse(d, c, 503, "Service Unavailable\n");
+        arm_tick(d, c);
+        return fate::open;
+    }
+
+    // The upgrade refused: an HTTP answer with the fields the chain set, then the connection
+    // closes (the client may have sent frames already). The connection is no longer handed
+    // first, as an upload's late answer does (upload.hpp); this taker is freed after the event.
+    fate refuse(door& d, connection& c, int status, std::string_view body) {
+        answer_context ctx;
+        ctx.close = true;
+        ctx.head_fields = std::move(side_->deciding->fields);
+        unlink();
+        d.finish(c);
+        d.answer(c, ctx, [status, body](response& res) { res.status(status).text(body); });
+        return d.after_write(c, d.flush(c));
     }
 
     // What a read brought, read with the connection's own reader if a frame or message is
@@ -16313,7 +16412,8 @@ private:
         return *side_;
     }
     void release_side_if_idle() noexcept {
-        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0) side_.reset();
+        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0 && side_->deciding == nullptr)
+            side_.reset();
     }
 
     // What the client has not taken goes in the budget's line of pushed output (push_ledger.hpp):
@@ -16539,6 +16639,15 @@ inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
 
+inline void apply_ws_decision(loop_context& ctx, ws_state& s, ws_decision& what) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        early_of(s).decision = std::make_unique<ws_decision>(std::move(what));  // shared: applied first when bound
+        return;
+    }
+    auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_decision(d, c, what); };
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+}
+
 // shared: the socket the hub holds for s is ready. A deadline the reaper found passed (the
 // write deadline, or the stop's end) is handled first, as for any event.
 inline void ws_socket_ready(loop_context& ctx, void* owner) {
@@ -16686,11 +16795,14 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 //   echo.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { p.send(data, k); };
 //   app.get("/echo", ws::upgrade(echo));                      // or, in any handler:
 //   if (token_ok(req)) ws::accept(req, res, shared_handlers, "chat.v1"); else res.status(401).end();
+//   pool.submit([up = ws::accept_later(req, res, shared_handlers)]() mutable { up.accept(); });
 //
 //   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version),
 //                  writes the 101 head and hands the connection to a ws_taker once the
 //                  handler returns (as defer() does); a handler that does not call it answers
 //                  as usual, which is how an upgrade is refused
+//   accept_later() the same checks, and the answer put off: a pending_upgrade accepts or
+//                  refuses from any thread (503 past deferred_timeout or at stop)
 //   ws_taker       reads frames (message_reader), answers pings, echoes a close and closes
 //                  after it, fails with the reader's code (1002, 1007, 1009), closes idle
 //                  connections and, when the server stops, closes every WebSocket with 1001
@@ -16711,8 +16823,9 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
 // (taker.hpp says how).
 //
-// Not yet: deciding the upgrade later from another thread. (One message to many peers:
-// broadcast.hpp.)
+// accept_later() puts the decision off: a pending_upgrade decides from any thread, and until
+// then the connection waits in the taker's `deciding` stage (taker.hpp). (One message to many
+// peers: broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is
@@ -16804,6 +16917,94 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
     detail::response_access::send_head(res, head, 101);
     detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(std::move(s), std::move(hub)), *h));
     return true;
+}
+
+// An upgrade whose answer is decided later, from any thread (after a database call, say):
+// accept() (the 101, then the WebSocket opens and on_open runs), or refuse() with any status
+// and a text body (the connection then closes). Move-only; used by one thread at a time.
+// Dropped undecided, it refuses with 500, as a deferred answer does; no decision within
+// options::deferred_timeout, or the server stopping, refuses with 503. Each returns false
+// when the decision was already made (or the handle is empty) or the loop is gone.
+class pending_upgrade {
+public:
+    pending_upgrade() = default;
+    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)), hub_(std::move(o.hub_)) {}
+    pending_upgrade& operator=(pending_upgrade&& o) noexcept {
+        if (this != &o) {
+            drop();
+            s_ = std::move(o.s_);
+            hub_ = std::move(o.hub_);
+        }
+        return *this;
+    }
+    pending_upgrade(const pending_upgrade&) = delete;
+    pending_upgrade& operator=(const pending_upgrade&) = delete;
+    ~pending_upgrade() { drop(); }
+
+    // A decision is still awaited from this handle.
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+
+    // `protocol`, if not empty, is the subprotocol chosen (choose_protocol()): a token, else 500.
+    bool accept(std::string_view protocol = {}) {
+        detail::ws_decision d;
+        d.verdict = detail::ws_verdict::accept;
+        d.protocol = std::string(protocol);
+        return decide(std::move(d));
+    }
+    // status: 200-599 (else 500); the body is sent as text/plain.
+    bool refuse(int status, std::string_view body = {}) {
+        detail::ws_decision d;
+        d.status = status >= 200 && status <= 599 ? status : 500;
+        d.body = std::string(body);
+        return decide(std::move(d));
+    }
+
+private:
+    friend pending_upgrade accept_later(const request&, response&, std::shared_ptr<const handlers>);
+    pending_upgrade(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
+        : s_(std::move(s)), hub_(std::move(hub)) {}
+
+    bool decide(detail::ws_decision d) {
+        if (!s_) return false;
+        std::shared_ptr<detail::ws_state> s = std::move(s_);
+        return hub_->post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
+            detail::apply_ws_decision(ctx, *s, d);
+        });
+    }
+    void drop() {
+        if (s_) (void)refuse(500, "Internal Server Error\n");
+    }
+
+    std::shared_ptr<detail::ws_state> s_;  // null once decided
+    std::shared_ptr<detail::async_hub> hub_;
+};
+
+// Checks the handshake now (a bad one is answered at once, 400, 405 or 426, and the handle is
+// empty), and puts the decision off: the connection waits, reading nothing of the WebSocket,
+// until the handle decides. The fields the chain set so far go into the 101 or the refusal.
+inline pending_upgrade accept_later(const request& req, response& res, std::shared_ptr<const handlers> h) {
+    if (res.sent() || !h) return {};
+    handshake_check check = check_handshake(req);
+    if (check.verdict != handshake_verdict::accept) {
+        refuse_handshake(res, check);
+        return {};
+    }
+    detail::hub_anchor* a = detail::response_access::anchor(res);
+    std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
+    if (!hub) {
+        res.status(500).text("Internal Server Error\n");
+        return {};
+    }
+    auto later = std::make_unique<detail::ws_deciding>();
+    later->key = std::string(check.key);
+    later->fields = detail::response_access::hold_fields(res);
+    auto s = std::make_shared<detail::ws_state>();
+    s->h = h;
+    s->high_water = a->push_high_water;
+    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a->push_limit);
+    detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
+    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(s, hub), std::move(later)));
+    return pending_upgrade(std::move(s), std::move(hub));
 }
 
 // A route handler that upgrades every request it gets (refusing bad handshakes as accept() does).

@@ -75,6 +75,11 @@ public:
     // Sends the handshake (and `behind`, in the same write) and reads the answer's head.
     response open(const std::string& path, const std::string& behind = {}, const std::string& extra = {}) {
         c_.send(ws_upgrade_request(path, extra) + behind);
+        return read_head();
+    }
+
+    // The answer's head (and what came behind it, kept for next()).
+    response read_head() {
         std::string all = c_.read_until([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
         std::size_t end = all.find("\r\n\r\n");
         response r;
@@ -768,4 +773,147 @@ TEST_CASE_TEMPLATE("WebSocket clients that never read are shed past push output'
     std::lock_guard<std::mutex> g(r.m);
     CHECK(r.closes.size() == shed);
     for (int code : r.closes) CHECK(code == 1006);  // gone without a close handshake
+}
+
+namespace {
+
+// Upgrades put off by a route's handler (accept_later), for the test's thread to decide.
+struct ws_decisions {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<wsk::pending_upgrade> waiting;
+
+    template <class Policy>
+    void route(skiff::basic_server<Policy>& app, wsk::handlers h) {
+        app.get("/later", [this, shared = std::make_shared<const wsk::handlers>(std::move(h))](skiff::request& req,
+                                                                                              skiff::response& res) {
+            wsk::pending_upgrade up = wsk::accept_later(req, res, shared);
+            if (!up) return;
+            std::lock_guard<std::mutex> g(m);
+            waiting.push_back(std::move(up));
+            cv.notify_all();
+        });
+    }
+    wsk::pending_upgrade take(std::chrono::milliseconds limit = 3000ms) {
+        std::unique_lock<std::mutex> g(m);
+        if (!cv.wait_for(g, limit, [this] { return !waiting.empty(); })) return {};
+        wsk::pending_upgrade up = std::move(waiting.front());
+        waiting.erase(waiting.begin());
+        return up;
+    }
+};
+
+} // namespace
+
+TEST_CASE_TEMPLATE("an upgrade decided later on another thread: nothing is answered until it is accepted, then it opens",
+                   Policy, SKIFF_TEST_POLICIES) {
+    ws_decisions later;
+    ws_seen seen;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        wsk::handlers h = seen.handlers();
+        h.on_message = [](wsk::peer& p, std::string_view data, wsk::kind k) { p.send(data, k); };
+        later.route(app, h);
+    });
+    ws_client c(srv.port());
+    // Frames right behind the handshake, and more while the decision waits: none is lost.
+    c.send(ws_upgrade_request("/later", "Sec-WebSocket-Protocol: chat.v1\r\n") + ws::text("early"));
+    wsk::pending_upgrade up = later.take();
+    REQUIRE(up);
+    c.send(ws::text("meanwhile"));
+    CHECK(c.raw().read_some(200ms).empty());  // no answer before the decision
+    CHECK(seen.opened.empty());
+    CHECK(up.accept("chat.v1"));
+    CHECK_FALSE(up.accept());  // decided once
+    response r = c.read_head();
+    CHECK(r.status == 101);
+    CHECK(r.header("Sec-WebSocket-Accept") == ws_sample_accept);
+    CHECK(r.header("Sec-WebSocket-Protocol") == "chat.v1");
+    CHECK(c.next().payload == "early");
+    CHECK(c.next().payload == "meanwhile");
+    c.send(ws::text("after"));
+    CHECK(c.next().payload == "after");
+    CHECK(seen.wait([&] { return seen.opened.size() == 1; }));
+}
+
+TEST_CASE_TEMPLATE("an upgrade refused later: its status and body with the chain's fields, then the connection closes",
+                   Policy, SKIFF_TEST_POLICIES) {
+    ws_decisions later;
+    ws_seen seen;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.use([](skiff::request&, skiff::response& res, const skiff::next& next) {
+            res.header("X-Seen-By", "middleware");
+            next();
+        });
+        later.route(app, seen.handlers());
+    });
+    client c(srv.port());
+    c.send(ws_upgrade_request("/later"));
+    wsk::pending_upgrade up = later.take();
+    REQUIRE(up);
+    CHECK(up.refuse(403, "not you\n"));
+    auto rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 403);
+    CHECK(rs[0].body == "not you\n");
+    CHECK(rs[0].header("X-Seen-By") == "middleware");
+    CHECK(rs[0].header("Connection") == "close");
+    CHECK(c.read_some(1000ms).empty());
+    CHECK(c.closed());
+    CHECK(seen.opened.empty());
+    CHECK(seen.closed.empty());  // it never opened: no on_close
+}
+
+TEST_CASE_TEMPLATE("an upgrade left undecided: 500 when its handle is dropped, 503 past deferred_timeout or at stop()",
+                   Policy, SKIFF_TEST_POLICIES) {
+    ws_decisions later;
+    skiff::options opt;
+    opt.deferred_timeout = 300ms;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { later.route(app, ws_echo_handlers()); }, opt);
+
+    client dropped(srv.port());
+    dropped.send(ws_upgrade_request("/later"));
+    { wsk::pending_upgrade up = later.take(); }
+    auto rs = read_responses(dropped, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 500);
+
+    client waited(srv.port());
+    waited.send(ws_upgrade_request("/later"));
+    wsk::pending_upgrade kept = later.take();
+    REQUIRE(kept);
+    rs = read_responses(waited, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+
+    client stopped(srv.port());
+    stopped.send(ws_upgrade_request("/later"));
+    wsk::pending_upgrade kept_too = later.take();
+    REQUIRE(kept_too);
+    std::thread stopper([&] { srv.stop(); });
+    rs = read_responses(stopped, 1);
+    stopper.join();
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+}
+
+TEST_CASE_TEMPLATE("a client that sends more than 64 KiB while its upgrade is decided is closed", Policy,
+                   SKIFF_TEST_POLICIES) {
+    ws_decisions later;
+    ws_seen seen;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) { later.route(app, seen.handlers()); });
+    client c(srv.port());
+    c.send(ws_upgrade_request("/later"));
+    wsk::pending_upgrade up = later.take();
+    REQUIRE(up);
+    std::string frame = ws::binary(std::string(16 * 1024, 'x'));
+    try {
+        for (int i = 0; i < 5; ++i) c.send(frame);  // 80 KiB before any 101
+    } catch (const std::runtime_error&) {
+        // the server closed before the last of it: as expected
+    }
+    CHECK(c.read_some(3000ms).empty());
+    CHECK(c.closed());
+    (void)up.accept();  // too late: nothing opens
+    std::this_thread::sleep_for(100ms);
+    CHECK(seen.opened.empty());
 }

@@ -79,10 +79,22 @@ enum class ws_link : std::uint8_t {
     finished,  // closed, or given back: posts are dropped
 };
 
+// An upgrade decided later (websocket::pending_upgrade): accept it, with a subprotocol or
+// none, or refuse it with a status and a text body.
+enum class ws_verdict : std::uint8_t { accept, refuse };
+struct ws_decision {
+    ws_verdict verdict = ws_verdict::refuse;
+    std::string protocol;  // accept: the subprotocol chosen, or empty
+    int status = 500;      // refuse
+    std::string body;      // refuse: text/plain
+};
+
 // shared: what peers posted before the hub held the connection, sent first when it does
-// (under the hub's process lock): the frames, in order, and a close. Made by the first such
-// post, so that a WebSocket that has none carries only the pointer.
+// (under the hub's process lock): the decision on an upgrade decided later, the frames, in
+// order, and a close. Made by the first such post, so that a WebSocket that has none carries
+// only the pointer.
 struct ws_early {
+    std::unique_ptr<ws_decision> decision;  // an upgrade decided later, decided before (first)
     std::string frames;
     bool close_asked = false;
     websocket::close_code code = websocket::close_code::normal;

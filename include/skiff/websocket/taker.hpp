@@ -22,6 +22,13 @@
 // (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
 // peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
 //
+// An upgrade decided later (accept_later) starts in the `deciding` stage: nothing is written,
+// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
+// at the decision's deadline and the stop (503). The decision comes as a post does (under
+// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
+// WebSocket opens; or the refusal, written as a late answer once the connection is no longer
+// handed (refuse()).
+//
 // Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
 // as a push stream's does: past push output's share the connection stalled longest is closed.
 // The socket's send buffer is kept small (options::push_socket_buffer) so that the backlog
@@ -69,6 +76,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint8_t, std::uint64_t
 #include <functional>   // the application's callbacks
+#include <limits>       // no decision deadline
 #include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
@@ -91,23 +99,45 @@ inline ws_reader_loan& ws_spare_reader() noexcept {
     return loan;
 }
 
+// An upgrade decided later (websocket::accept_later), until its decision: the client's key
+// and the fields the chain set, for the 101 or the refusal; when the wait ends
+// (options::deferred_timeout: 503); and what the client sent meanwhile, kept for the
+// WebSocket (a client should wait for the 101, so more than ws_deciding_bytes closes it).
+struct ws_deciding {
+    std::string key;
+    held_fields fields;
+    std::int64_t deadline_ms = 0;
+    std::string early_bytes;
+};
+inline constexpr std::size_t ws_deciding_bytes = 64 * 1024;
+
 // What only some WebSocket connections need, so it is made on demand (the taker holds a
-// pointer): a reader of its own while a frame or message is open across reads, and its place
-// in the budget's line of pushed output while the client leaves output unread (push_ledger.hpp).
+// pointer): a reader of its own while a frame or message is open across reads, its place in
+// the budget's line of pushed output while the client leaves output unread (push_ledger.hpp),
+// and an upgrade's wait for its decision.
 struct ws_side : stalled_output {
     std::unique_ptr<websocket::message_reader> own;
     push_ledger* ledger = nullptr;  // the line it is in (the door's), to leave it without a door
+    std::unique_ptr<ws_deciding> deciding;
 };
 
 // The loop's side of one WebSocket connection (the file comment says what it does).
 class ws_taker final : public handed {
 public:
     ws_taker(websocket::peer self, const websocket::handlers&) : self_(std::move(self)) {}
+    // An upgrade whose decision comes later (on_decision): nothing is written until then.
+    ws_taker(websocket::peer self, std::unique_ptr<ws_deciding> later) : self_(std::move(self)), stage_(stage::deciding) {
+        side().deciding = std::move(later);
+    }
     ~ws_taker() override { unlink(); }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
         conn_ = &c;
+        if (stage_ == stage::deciding) {
+            std::int64_t wait = d.settings().deferred_timeout.count();
+            side_->deciding->deadline_ms = wait == 0 ? std::numeric_limits<std::int64_t>::max() : d.now_ms() + wait;
+        }
         if (!d.workers_wait()) bind();  // else once the worker's event is done (take_from_workers)
         else tick_ms_ = static_cast<std::uint16_t>(tick_for(d.settings()));
         return 0;
@@ -117,6 +147,7 @@ public:
         read_result r = d.read(c);
         if (r.outcome == read_outcome::retry) return fate::open;
         if (r.outcome == read_outcome::ended) return d.close(c);  // abandon() tells on_close 1006
+        if (SKIFF_UNLIKELY(stage_ == stage::deciding)) return keep_for_later(d, c, r);
         on_bytes(d, r.data, r.size);
         return settle(d, c);
     }
@@ -125,6 +156,7 @@ public:
     // and the keepalive ping.
     fate on_deadline(door& d, connection& c) override {
         std::int64_t now = d.now_ms();
+        if (SKIFF_UNLIKELY(stage_ == stage::deciding)) return decide_by_deadline(d, c, now);
         if (stage_ == stage::closing && now >= mark_ms_) return d.close(c);
         if (stage_ == stage::open && (d.stopping() || now >= mark_ms_ + idle_ms(d))) {
             callback_scope scope(*this, d);
@@ -153,7 +185,7 @@ public:
     void abandon() noexcept override {
         if (state().phase.load(std::memory_order_relaxed) == ws_phase::closed) return;
         unlink();
-        tell_close(websocket::close_code::abnormal, {});
+        if (stage_ != stage::deciding) tell_close(websocket::close_code::abnormal, {});  // else it never opened
     }
 
     // Parked output went: the peers see it in buffered(), and on_drain may hear. Its sends are
@@ -195,10 +227,15 @@ public:
         return fate::open;
     }
 
-    // The hub holds the connection now: what peers posted before goes out, in order.
+    // The hub holds the connection now: what peers posted before goes out, in order (a
+    // decision first: the peers' posts can only follow an accept).
     fate on_bound(door& d, connection& c) {
         std::unique_ptr<ws_early> early = std::move(state().early);
         if (early == nullptr) return settle(d, c);
+        if (early->decision != nullptr) {
+            if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
+            if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
+        }
         state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
         if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
         if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
@@ -237,6 +274,23 @@ public:
         return settle(d, c);
     }
 
+    // The decision on an upgrade decided later: the 101 and the WebSocket opens (the bytes the
+    // client sent meanwhile are read now), or the refusal, after which the connection closes.
+    fate on_decision(door& d, connection& c, ws_decision& what) {
+        if (stage_ != stage::deciding) return fate::open;  // one decision counts: pending_upgrade sends one
+        if (d.stopping()) return refuse(d, c, 503, "Service Unavailable\n");
+        if (what.verdict == ws_verdict::refuse) return refuse(d, c, what.status, what.body);
+        std::string head;
+        ws_deciding& later = *side_->deciding;
+        if (!websocket::append_accept_head(head, later.key, what.protocol, later.fields.bytes))
+            return refuse(d, c, 500, "Internal Server Error\n");  // a subprotocol that is not a token
+        std::string early = std::move(later.early_bytes);
+        side_->deciding.reset();
+        release_side_if_idle();
+        d.write(head);
+        return open_now(d, c, &early);
+    }
+
     connection* conn() const noexcept { return conn_; }
 
     // A handle to a new WebSocket (accept()).
@@ -245,9 +299,10 @@ public:
     }
 
 private:
-    // head_sent: the 101 head is on its way; open; closing: our close frame is written and the
-    // client's is awaited.
-    enum class stage : std::uint8_t { head_sent, open, closing };
+    // deciding: an upgrade decided later waits for its decision, nothing written; head_sent:
+    // the 101 head is on its way; open; closing: our close frame is written and the client's
+    // is awaited.
+    enum class stage : std::uint8_t { deciding, head_sent, open, closing };
     // How the connection ends once its output is written: not yet, closed, or lingering (a
     // failure: the client may still be sending, and must read our close frame, not a reset).
     enum class ending : std::uint8_t { none, close, linger };
@@ -279,7 +334,7 @@ private:
         return own != 0 ? own : d.settings().idle_timeout.count();
     }
 
-    fate open_now(door& d, connection& c) {
+    fate open_now(door& d, connection& c, std::string* sent_meanwhile = nullptr) {
         stage_ = stage::open;
         mark_ms_ = d.now_ms();
         // As a push stream's: what the client leaves unread waits here, where the budget's
@@ -293,7 +348,39 @@ private:
             on_bytes(d, c.in.data(), c.in.size());
             c.in.release();  // a pool buffer the size of a head: not charged to the budget
         }
+        if (sent_meanwhile != nullptr && !sent_meanwhile->empty() && ending_ == ending::none)
+            on_bytes(d, sent_meanwhile->data(), sent_meanwhile->size());  // while the upgrade was decided
         return settle(d, c);
+    }
+
+    // ---- an upgrade decided later, until its decision ----------------------------------------
+
+    // What the client sends before the 101 is kept for the WebSocket, within ws_deciding_bytes.
+    fate keep_for_later(door& d, connection& c, const read_result& r) {
+        std::string& kept = side_->deciding->early_bytes;
+        if (kept.size() + r.size > ws_deciding_bytes) return d.close(c);
+        kept.append(r.data, r.size);
+        return settle(d, c);
+    }
+
+    // Each tick: no decision by options::deferred_timeout, or the server stops: 503.
+    fate decide_by_deadline(door& d, connection& c, std::int64_t now) {
+        if (d.stopping() || now >= side_->deciding->deadline_ms) return refuse(d, c, 503, "Service Unavailable\n");
+        arm_tick(d, c);
+        return fate::open;
+    }
+
+    // The upgrade refused: an HTTP answer with the fields the chain set, then the connection
+    // closes (the client may have sent frames already). The connection is no longer handed
+    // first, as an upload's late answer does (upload.hpp); this taker is freed after the event.
+    fate refuse(door& d, connection& c, int status, std::string_view body) {
+        answer_context ctx;
+        ctx.close = true;
+        ctx.head_fields = std::move(side_->deciding->fields);
+        unlink();
+        d.finish(c);
+        d.answer(c, ctx, [status, body](response& res) { res.status(status).text(body); });
+        return d.after_write(c, d.flush(c));
     }
 
     // What a read brought, read with the connection's own reader if a frame or message is
@@ -331,7 +418,8 @@ private:
         return *side_;
     }
     void release_side_if_idle() noexcept {
-        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0) side_.reset();
+        if (side_ != nullptr && side_->own == nullptr && side_->stalled_bytes == 0 && side_->deciding == nullptr)
+            side_.reset();
     }
 
     // What the client has not taken goes in the budget's line of pushed output (push_ledger.hpp):
@@ -554,6 +642,15 @@ inline void apply_ws_close(loop_context& ctx, ws_state& s, websocket::close_code
         return;
     }
     auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_close_post(d, c, code, reason); };
+    on_ws(ctx, s, loop_context::expiry::ignored, step);
+}
+
+inline void apply_ws_decision(loop_context& ctx, ws_state& s, ws_decision& what) {
+    if (s.link.load(std::memory_order_relaxed) == ws_link::unbound) {
+        early_of(s).decision = std::make_unique<ws_decision>(std::move(what));  // shared: applied first when bound
+        return;
+    }
+    auto step = [&](ws_taker& t, door& d, connection& c) { return t.on_decision(d, c, what); };
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
 

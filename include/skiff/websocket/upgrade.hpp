@@ -6,11 +6,14 @@
 //   echo.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { p.send(data, k); };
 //   app.get("/echo", ws::upgrade(echo));                      // or, in any handler:
 //   if (token_ok(req)) ws::accept(req, res, shared_handlers, "chat.v1"); else res.status(401).end();
+//   pool.submit([up = ws::accept_later(req, res, shared_handlers)]() mutable { up.accept(); });
 //
 //   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version),
 //                  writes the 101 head and hands the connection to a ws_taker once the
 //                  handler returns (as defer() does); a handler that does not call it answers
 //                  as usual, which is how an upgrade is refused
+//   accept_later() the same checks, and the answer put off: a pending_upgrade accepts or
+//                  refuses from any thread (503 past deferred_timeout or at stop)
 //   ws_taker       reads frames (message_reader), answers pings, echoes a close and closes
 //                  after it, fails with the reader's code (1002, 1007, 1009), closes idle
 //                  connections and, when the server stops, closes every WebSocket with 1001
@@ -31,8 +34,9 @@
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
 // (taker.hpp says how).
 //
-// Not yet: deciding the upgrade later from another thread. (One message to many peers:
-// broadcast.hpp.)
+// accept_later() puts the decision off: a pending_upgrade decides from any thread, and until
+// then the connection waits in the taker's `deciding` stage (taker.hpp). (One message to many
+// peers: broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is
@@ -134,6 +138,94 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
     detail::response_access::send_head(res, head, 101);
     detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(std::move(s), std::move(hub)), *h));
     return true;
+}
+
+// An upgrade whose answer is decided later, from any thread (after a database call, say):
+// accept() (the 101, then the WebSocket opens and on_open runs), or refuse() with any status
+// and a text body (the connection then closes). Move-only; used by one thread at a time.
+// Dropped undecided, it refuses with 500, as a deferred answer does; no decision within
+// options::deferred_timeout, or the server stopping, refuses with 503. Each returns false
+// when the decision was already made (or the handle is empty) or the loop is gone.
+class pending_upgrade {
+public:
+    pending_upgrade() = default;
+    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)), hub_(std::move(o.hub_)) {}
+    pending_upgrade& operator=(pending_upgrade&& o) noexcept {
+        if (this != &o) {
+            drop();
+            s_ = std::move(o.s_);
+            hub_ = std::move(o.hub_);
+        }
+        return *this;
+    }
+    pending_upgrade(const pending_upgrade&) = delete;
+    pending_upgrade& operator=(const pending_upgrade&) = delete;
+    ~pending_upgrade() { drop(); }
+
+    // A decision is still awaited from this handle.
+    explicit operator bool() const noexcept { return s_ != nullptr; }
+
+    // `protocol`, if not empty, is the subprotocol chosen (choose_protocol()): a token, else 500.
+    bool accept(std::string_view protocol = {}) {
+        detail::ws_decision d;
+        d.verdict = detail::ws_verdict::accept;
+        d.protocol = std::string(protocol);
+        return decide(std::move(d));
+    }
+    // status: 200-599 (else 500); the body is sent as text/plain.
+    bool refuse(int status, std::string_view body = {}) {
+        detail::ws_decision d;
+        d.status = status >= 200 && status <= 599 ? status : 500;
+        d.body = std::string(body);
+        return decide(std::move(d));
+    }
+
+private:
+    friend pending_upgrade accept_later(const request&, response&, std::shared_ptr<const handlers>);
+    pending_upgrade(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
+        : s_(std::move(s)), hub_(std::move(hub)) {}
+
+    bool decide(detail::ws_decision d) {
+        if (!s_) return false;
+        std::shared_ptr<detail::ws_state> s = std::move(s_);
+        return hub_->post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
+            detail::apply_ws_decision(ctx, *s, d);
+        });
+    }
+    void drop() {
+        if (s_) (void)refuse(500, "Internal Server Error\n");
+    }
+
+    std::shared_ptr<detail::ws_state> s_;  // null once decided
+    std::shared_ptr<detail::async_hub> hub_;
+};
+
+// Checks the handshake now (a bad one is answered at once, 400, 405 or 426, and the handle is
+// empty), and puts the decision off: the connection waits, reading nothing of the WebSocket,
+// until the handle decides. The fields the chain set so far go into the 101 or the refusal.
+inline pending_upgrade accept_later(const request& req, response& res, std::shared_ptr<const handlers> h) {
+    if (res.sent() || !h) return {};
+    handshake_check check = check_handshake(req);
+    if (check.verdict != handshake_verdict::accept) {
+        refuse_handshake(res, check);
+        return {};
+    }
+    detail::hub_anchor* a = detail::response_access::anchor(res);
+    std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
+    if (!hub) {
+        res.status(500).text("Internal Server Error\n");
+        return {};
+    }
+    auto later = std::make_unique<detail::ws_deciding>();
+    later->key = std::string(check.key);
+    later->fields = detail::response_access::hold_fields(res);
+    auto s = std::make_shared<detail::ws_state>();
+    s->h = h;
+    s->high_water = a->push_high_water;
+    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a->push_limit);
+    detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
+    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(s, hub), std::move(later)));
+    return pending_upgrade(std::move(s), std::move(hub));
 }
 
 // A route handler that upgrades every request it gets (refusing bad handshakes as accept() does).
