@@ -13025,7 +13025,7 @@ private:
 //
 // Not here: other signals, a second signal that forces an exit (a drain is bounded by
 // stop_timeout already), Windows. One stop_on_signals at a time per process (the handler has
-// one slot); a second one throws std::logic_error.
+// one slot); a second one throws std::logic_error (without exceptions: abort()).
 //
 // Invariants: the handler touches only lock-free atomics and basic_server::request_stop(),
 // which is one atomic store and a write(2) to each loop's wake descriptor, so it is
@@ -13033,21 +13033,38 @@ private:
 #ifndef SKIFF_APP_STOP_SIGNALS_HPP
 #define SKIFF_APP_STOP_SIGNALS_HPP
 
+
 #include <atomic>
 #include <csignal>
-#include <stdexcept>
+#include <cstdio>     // without exceptions: the message before abort()
+#include <cstdlib>    // std::abort
+#include <stdexcept>  // std::logic_error
 
 #include <signal.h>  // sigaction: std::signal cannot say what it replaced without a race
 
 namespace skiff {
+
+namespace detail {
+
+// As route_error does (router/route_error.hpp): an exception, or without them a message and
+// abort(), since a second stopper would silently take the first one's signals.
+#if SKIFF_HAS_EXCEPTIONS
+[[noreturn]] inline void second_stopper() { throw std::logic_error("skiff::stop_on_signals: one at a time per process"); }
+#else
+[[noreturn]] inline void second_stopper() {
+    std::fputs("skiff: stop_on_signals: one at a time per process\n", stderr);
+    std::abort();
+}
+#endif // SKIFF_HAS_EXCEPTIONS
+
+} // namespace detail
 
 class stop_on_signals {
 public:
     template <class Server>
     explicit stop_on_signals(Server& server) : stop_{&request_stop<Server>, &server} {
         const stop_target* none = nullptr;
-        if (!slot().compare_exchange_strong(none, &stop_))
-            throw std::logic_error("skiff::stop_on_signals: one at a time per process");
+        if (!slot().compare_exchange_strong(none, &stop_)) detail::second_stopper();
         struct sigaction on {};
         on.sa_handler = &on_signal;
         on.sa_flags = SA_RESTART;  // a blocking read elsewhere in the program is not cut short
