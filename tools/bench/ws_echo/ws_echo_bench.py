@@ -52,10 +52,10 @@ def free_port():
 
 
 def cpu_ticks(pid):
-    """utime + stime of the whole process (every thread, live or exited), in clock ticks."""
+    """(utime, stime) of the whole process (every thread, live or exited), in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
         rest = f.read().rsplit(")", 1)[1].split()
-    return int(rest[11]) + int(rest[12])  # fields 14 and 15 of proc(5)
+    return int(rest[11]), int(rest[12])  # fields 14 and 15 of proc(5)
 
 
 def machine_facts():
@@ -166,12 +166,16 @@ def run_one(name, args):
             rec["error"] = "load generator gave no result"
             return rec
         rec.update(result)
-        rec["server_cpu_s"] = (end[0] - warm[0]) / CLK_TCK
-        rec["load_cpu_s"] = (end[1] - warm[1]) / CLK_TCK
+        rec["server_user_s"] = (end[0][0] - warm[0][0]) / CLK_TCK
+        rec["server_sys_s"] = (end[0][1] - warm[0][1]) / CLK_TCK
+        rec["server_cpu_s"] = rec["server_user_s"] + rec["server_sys_s"]
+        rec["load_cpu_s"] = (sum(end[1]) - sum(warm[1])) / CLK_TCK
         rec["driver_window_s"] = end[2] - warm[2]
         m = result["messages"]
         rec["messages_per_s"] = m / result["seconds"] if result["seconds"] > 0 else 0.0
         rec["server_cpu_us_per_msg"] = rec["server_cpu_s"] * 1e6 / m if m else None
+        rec["server_user_us_per_msg"] = rec["server_user_s"] * 1e6 / m if m else None
+        rec["server_sys_us_per_msg"] = rec["server_sys_s"] * 1e6 / m if m else None
         rec["server_core_busy"] = rec["server_cpu_s"] / result["seconds"] if result["seconds"] > 0 else None
         rec["load_core_busy"] = rec["load_cpu_s"] / result["seconds"] if result["seconds"] > 0 else None
         return rec
@@ -202,8 +206,9 @@ def report(runs, facts, args, load_start, load_end):
                f"server on CPU 0, load generator on CPU 1.")
     out.append("")
     out.append("| server | messages/s, median (min-max) | server CPU µs per message, median (min-max) "
-               "| ÷ skiff | server core busy, median | load core busy, median | errors |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|")
+               "| ÷ skiff | of which user / kernel µs, medians | server core busy, median "
+               "| load core busy, median | errors |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in ORDER:
         rs = by[n]
         errors = sum(r.get("errors", 0) for r in rs) + sum(1 for r in rs if "error" in r)
@@ -212,6 +217,8 @@ def report(runs, facts, args, load_start, load_end):
         out.append(f"| {n} | {med_range([r.get('messages_per_s') for r in rs], '{:,.0f}')} "
                    f"| {med_range([r.get('server_cpu_us_per_msg') for r in rs], '{:.2f}')} "
                    f"| {med_cpu[n] / med_cpu['skiff']:.2f}x "
+                   f"| {statistics.median([r['server_user_us_per_msg'] for r in rs if r.get('server_user_us_per_msg') is not None]):.2f}"
+                   f" / {statistics.median([r['server_sys_us_per_msg'] for r in rs if r.get('server_sys_us_per_msg') is not None]):.2f} "
                    f"| {statistics.median(busy) * 100:.0f}% | {statistics.median(lbusy) * 100:.0f}% | {errors} |")
     best = min(med_cpu["beast"], med_cpu["gorilla"])
     ratio = med_cpu["skiff"] / best
