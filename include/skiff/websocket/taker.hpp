@@ -616,6 +616,16 @@ void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, b
     if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
 }
 
+// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
+// limits from the loop's options.
+inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
+    auto s = std::make_shared<ws_state>();
+    s->high_water = a.push_high_water;
+    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
+    s->h = std::move(h);
+    return s;
+}
+
 // shared: what is kept for s until the hub holds its connection, made on first use.
 inline ws_early& early_of(ws_state& s) {
     if (s.early == nullptr) s.early = std::make_unique<ws_early>();

@@ -112,17 +112,23 @@ inline void refuse_handshake(response& res, const handshake_check& check) {
     res.text(check.status == 426 ? "Upgrade Required\n" : check.status == 405 ? "Method Not Allowed\n" : "Bad Request\n");
 }
 
+// The handshake's checks (check_handshake), for accept() and accept_later(): a request that
+// fails them is answered here (refuse_handshake).
+inline bool handshake_accepted(const request& req, response& res, handshake_check& check) {
+    check = check_handshake(req);
+    if (check.verdict == handshake_verdict::accept) return true;
+    refuse_handshake(res, check);
+    return false;
+}
+
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
 // with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
 // is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
     if (res.sent() || !h) return false;
-    handshake_check check = check_handshake(req);
-    if (check.verdict != handshake_verdict::accept) {
-        refuse_handshake(res, check);
-        return false;
-    }
+    handshake_check check;
+    if (!handshake_accepted(req, res, check)) return false;
     detail::hub_anchor* a = detail::response_access::anchor(res);
     std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
     std::string head;
@@ -131,10 +137,7 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
         res.status(500).text("Internal Server Error\n");
         return false;
     }
-    auto s = std::make_shared<detail::ws_state>();
-    s->h = h;
-    s->high_water = a->push_high_water;
-    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a->push_limit);
+    auto s = detail::new_ws_state(*a, h);
     detail::response_access::send_head(res, head, 101);
     detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(std::move(s), std::move(hub)), *h));
     return true;
@@ -205,11 +208,8 @@ private:
 // until the handle decides. The fields the chain set so far go into the 101 or the refusal.
 inline pending_upgrade accept_later(const request& req, response& res, std::shared_ptr<const handlers> h) {
     if (res.sent() || !h) return {};
-    handshake_check check = check_handshake(req);
-    if (check.verdict != handshake_verdict::accept) {
-        refuse_handshake(res, check);
-        return {};
-    }
+    handshake_check check;
+    if (!handshake_accepted(req, res, check)) return {};
     detail::hub_anchor* a = detail::response_access::anchor(res);
     std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
     if (!hub) {
@@ -219,10 +219,7 @@ inline pending_upgrade accept_later(const request& req, response& res, std::shar
     auto later = std::make_unique<detail::ws_deciding>();
     later->key = std::string(check.key);
     later->fields = detail::response_access::hold_fields(res);
-    auto s = std::make_shared<detail::ws_state>();
-    s->h = h;
-    s->high_water = a->push_high_water;
-    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a->push_limit);
+    auto s = detail::new_ws_state(*a, h);
     detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
     detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(s, hub), std::move(later)));
     return pending_upgrade(std::move(s), std::move(hub));
