@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the four ws_echo programs into build/bench/ws_echo/ (under the repository root; the
 # directory is ignored by git). Rebuilds only what is missing unless REBUILD=1.
-#   load          the load generator (load.cpp)
+#   load          the load generator (load.cpp; skiff's headers for the accept key)
 #   beast_echo    Boost.Beast echo server (Debian libboost-dev headers)
 #   gorilla_echo  gorilla/websocket echo server (Debian golang-github-gorilla-websocket-dev, offline)
 #   skiff_ws      examples/websocket.cpp (its /echo route)
@@ -14,7 +14,7 @@ CXX=${CXX:-g++}
 need() { [ "${REBUILD:-0}" = 1 ] || [ ! -x "$out/$1" ]; }
 if need load; then
     echo "build: load" >&2
-    $CXX -std=c++17 -O2 -Wall -Wextra "$here/load.cpp" -o "$out/load"
+    $CXX -std=c++17 -O2 -Wall -Wextra -I"$root/include" "$here/load.cpp" -o "$out/load"
 fi
 if need beast_echo; then
     echo "build: beast_echo" >&2

@@ -1,5 +1,7 @@
 // ws_echo load generator: N WebSocket connections, each a closed loop of one masked text
-// frame out and its whole echo back (RFC 6455), on one thread with epoll. No dependencies.
+// frame out and its whole echo back (RFC 6455), on one thread with epoll. The accept key
+// comes from skiff's own handshake code (skiff/websocket/handshake.hpp, no server in it); every
+// other byte is written here.
 //
 //   load HOST PORT PATH CONNECTIONS SECONDS MESSAGE_SIZE WARMUP_SECONDS
 //
@@ -15,6 +17,8 @@
 // (CLOCK_MONOTONIC); errors: connections that failed (connect, upgrade, a wrong echo, a close
 // from the server); connections: those still open at the end. Exit status 0 when errors is 0.
 // ws_echo_bench.py reads the server's CPU time when it sees "warm" and the JSON line.
+#include <skiff/websocket/handshake.hpp>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -35,61 +39,6 @@
 #include <vector>
 
 namespace {
-
-// ---- SHA-1 (FIPS 180-4) and base64 (RFC 4648), for Sec-WebSocket-Accept ----
-
-std::uint32_t rol(std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
-
-std::string sha1(const std::string& msg) {
-    std::uint32_t h[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u};
-    std::string m = msg;
-    std::uint64_t bits = static_cast<std::uint64_t>(msg.size()) * 8;
-    m.push_back(static_cast<char>(0x80));
-    while (m.size() % 64 != 56) m.push_back('\0');
-    for (int i = 7; i >= 0; --i) m.push_back(static_cast<char>((bits >> (i * 8)) & 0xff));
-    for (std::size_t off = 0; off < m.size(); off += 64) {
-        std::uint32_t w[80];
-        for (int i = 0; i < 16; ++i) {
-            const auto* p = reinterpret_cast<const unsigned char*>(m.data() + off + i * 4);
-            w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
-        }
-        for (int i = 16; i < 80; ++i) w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-        std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-        for (int i = 0; i < 80; ++i) {
-            std::uint32_t f, k;
-            if (i < 20) { f = (b & c) | (~b & d); k = 0x5A827999u; }
-            else if (i < 40) { f = b ^ c ^ d; k = 0x6ED9EBA1u; }
-            else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8F1BBCDCu; }
-            else { f = b ^ c ^ d; k = 0xCA62C1D6u; }
-            std::uint32_t t = rol(a, 5) + f + e + k + w[i];
-            e = d; d = c; c = rol(b, 30); b = a; a = t;
-        }
-        h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e;
-    }
-    std::string out;
-    for (std::uint32_t v : h)
-        for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((v >> (i * 8)) & 0xff));
-    return out;
-}
-
-std::string base64(const std::string& in) {
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    std::size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-        std::uint32_t v = (std::uint32_t(std::uint8_t(in[i])) << 16) | (std::uint32_t(std::uint8_t(in[i + 1])) << 8) |
-                          std::uint8_t(in[i + 2]);
-        out += tbl[(v >> 18) & 63]; out += tbl[(v >> 12) & 63]; out += tbl[(v >> 6) & 63]; out += tbl[v & 63];
-    }
-    if (i + 1 == in.size()) {
-        std::uint32_t v = std::uint32_t(std::uint8_t(in[i])) << 16;
-        out += tbl[(v >> 18) & 63]; out += tbl[(v >> 12) & 63]; out += "==";
-    } else if (i + 2 == in.size()) {
-        std::uint32_t v = (std::uint32_t(std::uint8_t(in[i])) << 16) | (std::uint32_t(std::uint8_t(in[i + 1])) << 8);
-        out += tbl[(v >> 18) & 63]; out += tbl[(v >> 12) & 63]; out += tbl[(v >> 6) & 63]; out += '=';
-    }
-    return out;
-}
 
 double now_s() {
     timespec ts;
@@ -369,8 +318,10 @@ int main(int argc, char** argv) {
         conn& c = g.conns[i];
         std::string raw(16, '\0');
         for (auto& ch : raw) ch = char(g.rng() & 0xff);
-        std::string key = base64(raw);
-        c.accept = base64(sha1(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"));
+        std::string key(skiff::detail::base64_size(raw.size()), '\0');
+        skiff::detail::base64_encode(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size(), key.data());
+        skiff::websocket::accept_key_text accept = skiff::websocket::accept_key(key);
+        c.accept.assign(accept.data(), accept.size());
         c.out = "GET " + path + " HTTP/1.1\r\nHost: " + host_hdr +
                 "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
                 "\r\nSec-WebSocket-Version: 13\r\n\r\n";
