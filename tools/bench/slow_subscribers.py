@@ -51,11 +51,59 @@ def status_kib(pid, key):
     return 0
 
 
-def build(include, out):
-    src = os.path.join(HERE, "slow_subscribers_app.cpp")
+def build(include, out, source="slow_subscribers_app.cpp"):
+    src = os.path.join(HERE, source)
     cmd = ["g++", "-std=c++17", "-O2", "-DNDEBUG", "-I", include, src, "-o", out, "-pthread"]
     subprocess.run(cmd, check=True)
     return out
+
+
+def open_silent(port, count, rcvbuf, request):
+    """count clients that send `request` with a small SO_RCVBUF and never read."""
+    socks = []
+    for _ in range(count):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.connect(("127.0.0.1", port))
+        s.sendall(request)
+        socks.append(s)
+    return socks
+
+
+def summary(policy, mode, hwm, peak, after, lat, fails):
+    """The line's start both scripts print: RSS (KiB in), then the probe's latencies (sorted
+    here) and failures."""
+    lat.sort()
+    p = (lambda q_: lat[min(len(lat) - 1, int(q_ * len(lat)))]) if lat else (lambda q_: float("nan"))
+    return ("%-7s %-8s rss peak %5.0f MiB (sampled %5.0f)  after %5.0f MiB  GET / n=%d p50 %.2f p99 %.2f max %.1f ms"
+            "  failed reset=%d timeout=%d other=%d" % (
+                policy, mode, max(hwm, peak) / 1024, peak / 1024, after / 1024, len(lat), p(0.5), p(0.99),
+                lat[-1] if lat else float("nan"), fails["reset"], fails["timeout"], fails["other"]))
+
+
+def add_common_args(ap, app_name):
+    ap.add_argument("--app", help="a built %s (else built from --include)" % app_name)
+    ap.add_argument("--include", default=os.path.join(ROOT, "include"))
+    ap.add_argument("--policy", action="append", choices=["single", "sharded", "shared"])
+    ap.add_argument("--mode", action="append", choices=["ignore", "throttle"])
+    ap.add_argument("--rcvbuf", type=int, default=4096)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--settle", type=float, default=3)
+    ap.add_argument("--probe-ms", type=float, default=50)
+    ap.add_argument("--workers", type=int, default=2, help="for sharded and shared")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--load-cpu", type=int, default=1)
+
+
+def run_all(args, app_name, run_one):
+    """Every policy and mode asked for (default: single and shared, both modes), with the
+    descriptor limit raised for the thousands of clients."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    app = args.app or build(args.include, "/tmp/%s_%d" % (app_name, os.getpid()), app_name + ".cpp")
+    for policy in args.policy or ["single", "shared"]:
+        for mode in args.mode or ["ignore", "throttle"]:
+            run_one(app, policy, mode, args)
 
 
 def probe(port, cpu, period, stop, out):
@@ -127,13 +175,7 @@ def run_one(app, policy, mode, args):
         stop = multiprocessing.Event()
         rd = multiprocessing.Process(target=reader, args=(port, args.load_cpu, stop, q))
         rd.start()
-        subs = []
-        for _ in range(args.subscribers):
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
-            s.connect(("127.0.0.1", port))
-            s.sendall(EVENTS)
-            subs.append(s)
+        subs = open_silent(port, args.subscribers, args.rcvbuf, EVENTS)
         pq = multiprocessing.Queue()
         pr = multiprocessing.Process(target=probe, args=(port, args.load_cpu, args.probe_ms / 1e3, stop, pq))
         pr.start()
@@ -162,38 +204,17 @@ def run_one(app, policy, mode, args):
             srv.wait(timeout=10)
         except subprocess.TimeoutExpired:
             srv.kill()
-    lat.sort()
-    p = (lambda q_: lat[min(len(lat) - 1, int(q_ * len(lat)))]) if lat else (lambda q_: float("nan"))
-    print("%-7s %-8s rss peak %5.0f MiB (sampled %5.0f)  after %5.0f MiB  GET / n=%d p50 %.2f p99 %.2f max %.1f ms"
-          "  failed reset=%d timeout=%d other=%d  reader %.1f MiB, %s  worst %s"
-          % (policy, mode, max(hwm, peak) / 1024, peak / 1024, after / 1024, len(lat), p(0.5), p(0.99),
-             lat[-1] if lat else float("nan"), fails["reset"], fails["timeout"], fails["other"], got / 2**20, how,
-             ", ".join("%.1f ms at %.1f s" % w for w in worst)),
-          flush=True)
+    print("%s  reader %.1f MiB, %s  worst %s" % (
+        summary(policy, mode, hwm, peak, after, lat, fails), got / 2**20, how,
+        ", ".join("%.1f ms at %.1f s" % w for w in worst)), flush=True)
     print("        server descriptors each second: %s" % " ".join(str(n) for n in conns), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--app", help="a built slow_subscribers_app (else built from --include)")
-    ap.add_argument("--include", default=os.path.join(ROOT, "include"))
-    ap.add_argument("--policy", action="append", choices=["single", "sharded", "shared"])
-    ap.add_argument("--mode", action="append", choices=["ignore", "throttle"])
+    add_common_args(ap, "slow_subscribers_app")
     ap.add_argument("--subscribers", type=int, default=2000)
-    ap.add_argument("--rcvbuf", type=int, default=4096)
-    ap.add_argument("--seconds", type=float, default=20)
-    ap.add_argument("--settle", type=float, default=3)
-    ap.add_argument("--probe-ms", type=float, default=50)
-    ap.add_argument("--workers", type=int, default=2, help="for sharded and shared")
-    ap.add_argument("--server-cpu", type=int, default=0)
-    ap.add_argument("--load-cpu", type=int, default=1)
-    args = ap.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    app = args.app or build(args.include, "/tmp/slow_subscribers_app_%d" % os.getpid())
-    for policy in args.policy or ["single", "shared"]:
-        for mode in args.mode or ["ignore", "throttle"]:
-            run_one(app, policy, mode, args)
+    run_all(ap.parse_args(), "slow_subscribers_app", run_one)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ and past that mark every TCP connection of the machine is squeezed, not only thi
 import argparse
 import multiprocessing
 import os
-import resource
 import signal
 import socket
 import struct
@@ -42,10 +41,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from harness.procs import free_port, wait_listening  # noqa: E402
-from slow_subscribers import probe, status_kib  # noqa: E402
+from slow_subscribers import add_common_args, open_silent, probe, run_all, status_kib, summary  # noqa: E402
 
 # RFC 6455 §1.3's sample key: every client may send the same one.
 UPGRADE = (b"GET /chat HTTP/1.1\r\nHost: b\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -66,13 +64,6 @@ def tcp_pressure_pages():
     """tcp_mem's middle value: past it Linux is under TCP memory pressure, every socket of the machine."""
     with open("/proc/sys/net/ipv4/tcp_mem") as f:
         return int(f.read().split()[1])
-
-
-def build(include, out):
-    src = os.path.join(HERE, "ws_slow_clients_app.cpp")
-    cmd = ["g++", "-std=c++17", "-O2", "-DNDEBUG", "-I", include, src, "-o", out, "-pthread"]
-    subprocess.run(cmd, check=True)
-    return out
 
 
 def frames(buf):
@@ -155,13 +146,7 @@ def run_one(app, policy, mode, args):
         stop = multiprocessing.Event()
         rd = multiprocessing.Process(target=reader, args=(port, args.load_cpu, stop, q))
         rd.start()
-        slow = []
-        for _ in range(args.clients):
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
-            s.connect(("127.0.0.1", port))
-            s.sendall(UPGRADE)
-            slow.append(s)
+        slow = open_silent(port, args.clients, args.rcvbuf, UPGRADE)
         pq = multiprocessing.Queue()
         pr = multiprocessing.Process(target=probe, args=(port, args.load_cpu, args.probe_ms / 1e3, stop, pq))
         pr.start()
@@ -200,44 +185,22 @@ def run_one(app, policy, mode, args):
         except subprocess.TimeoutExpired:
             srv.kill()
             sends = "(the app did not stop within 10 s)"
-    lat.sort()
-    p = (lambda q_: lat[min(len(lat) - 1, int(q_ * len(lat)))]) if lat else (lambda q_: float("nan"))
-    print("%-7s %-8s rss peak %5.0f MiB (sampled %5.0f)  after %5.0f MiB  GET / n=%d p50 %.2f p99 %.2f max %.1f ms"
-          "  failed reset=%d timeout=%d other=%d  reader %d messages (%d due in its %.1f s), longest gap %.0f ms, %s  worst %s%s"
-          % (policy, mode, max(hwm, peak) / 1024, peak / 1024, after / 1024, len(lat), p(0.5), p(0.99),
-             lat[-1] if lat else float("nan"), fails["reset"], fails["timeout"], fails["other"], messages,
-             seconds * 1000 / args.period_ms, seconds, gap * 1e3, how,
-             ", ".join("%.1f ms at %.1f s" % w for w in worst), guard),
-          flush=True)
+    print("%s  reader %d messages (%d due in its %.1f s), longest gap %.0f ms, %s  worst %s%s" % (
+        summary(policy, mode, hwm, peak, after, lat, fails), messages, seconds * 1000 / args.period_ms, seconds,
+        gap * 1e3, how, ", ".join("%.1f ms at %.1f s" % w for w in worst), guard), flush=True)
     print("        kernel TCP memory (whole machine) peak %.0f MiB  app: %s" % (tcp_peak * 4 / 1024, sends), flush=True)
     print("        server descriptors each second: %s" % " ".join(str(n) for n in conns), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--app", help="a built ws_slow_clients_app (else built from --include)")
-    ap.add_argument("--include", default=os.path.join(ROOT, "include"))
-    ap.add_argument("--policy", action="append", choices=["single", "sharded", "shared"])
-    ap.add_argument("--mode", action="append", choices=["ignore", "throttle"])
+    add_common_args(ap, "ws_slow_clients_app")
     ap.add_argument("--clients", type=int, default=2000)
-    ap.add_argument("--rcvbuf", type=int, default=4096)
-    ap.add_argument("--seconds", type=float, default=20)
-    ap.add_argument("--settle", type=float, default=3)
-    ap.add_argument("--probe-ms", type=float, default=50)
     ap.add_argument("--period-ms", type=float, default=20, help="the broadcast period (the app's PERIOD_MS)")
-    ap.add_argument("--workers", type=int, default=2, help="for sharded and shared")
     ap.add_argument("--rss-guard-mib", type=int, default=4096, help="stop a cell whose server passes this")
     ap.add_argument("--no-tcp-guard", dest="tcp_guard", action="store_false",
                     help="go on past tcp_mem's pressure mark (the machine's other TCP connections suffer)")
-    ap.add_argument("--server-cpu", type=int, default=0)
-    ap.add_argument("--load-cpu", type=int, default=1)
-    args = ap.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    app = args.app or build(args.include, "/tmp/ws_slow_clients_app_%d" % os.getpid())
-    for policy in args.policy or ["single", "shared"]:
-        for mode in args.mode or ["ignore", "throttle"]:
-            run_one(app, policy, mode, args)
+    run_all(ap.parse_args(), "ws_slow_clients_app", run_one)
 
 
 if __name__ == "__main__":
