@@ -1,13 +1,15 @@
 // The test client's WebSocket conversation (testing/test_websocket.hpp): what a user checks of
 // a WebSocket route without a real client or a thread: the upgrade and its refusal, echoes
 // whole and fragmented, ping and pong, the close handshake, a broken frame's 1002, the
-// message limit's 1009, and the idle deadline and keepalive ping on the test clock.
+// message limit's 1009, the idle deadline and keepalive ping on the test clock, and an upgrade
+// decided later: accepted, refused, or left past deferred_timeout.
 #include <skiff/testing.hpp>
 
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -141,4 +143,76 @@ TEST_CASE("test_websocket: a quiet client is pinged at half the idle timeout and
     CHECK(f.op == ws::opcode::close);
     CHECK(f.code == 1000);
     CHECK(f.reason() == "idle");
+}
+
+namespace {
+
+// /later hands each upgrade to the test as a pending_upgrade, as a route does that asks a
+// database or another service before it lets a client in; the test plays that thread.
+struct decided_later {
+    std::optional<ws::pending_upgrade> pending;
+    std::shared_ptr<const ws::handlers> echo = std::make_shared<const ws::handlers>([] {
+        ws::handlers h;
+        h.on_message = [](ws::peer& p, std::string_view data, ws::kind k) { p.send(data, k); };
+        return h;
+    }());
+
+    auto routes() {
+        return [this](skiff::server& app) {
+            app.get("/later", [this](skiff::request& req, skiff::response& res) {
+                pending.emplace(ws::accept_later(req, res, echo));
+            });
+        };
+    }
+};
+
+} // namespace
+
+TEST_CASE("test_websocket: an upgrade decided later is answered once decided, with the frames sent meanwhile") {
+    decided_later later;
+    skiff::testing::test_client client(later.routes());
+    test_websocket conv(client, "/later");
+    REQUIRE(later.pending.has_value());
+    CHECK(conv.handshake().status == 0);  // nothing answered before the decision
+    conv.send_text("early");              // kept by the server until then
+    CHECK(conv.handshake().status == 0);
+    CHECK_FALSE(conv.next_frame());
+    later.pending->accept();
+    client.run();
+    REQUIRE(conv.upgraded());
+    CHECK(conv.handshake().header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    CHECK(is(conv.next_frame(), ws::opcode::text, "early"));
+    conv.send_text("late");
+    CHECK(is(conv.next_frame(), ws::opcode::text, "late"));
+}
+
+TEST_CASE("test_websocket: an upgrade refused later gets that status and the connection closes") {
+    decided_later later;
+    skiff::testing::test_client client(later.routes());
+    test_websocket conv(client, "/later");
+    REQUIRE(later.pending.has_value());
+    later.pending->refuse(403, "not you\n");
+    client.run();
+    CHECK_FALSE(conv.upgraded());
+    CHECK(conv.handshake().status == 403);
+    CHECK(conv.handshake().body == "not you\n");
+    CHECK(conv.closed());
+}
+
+TEST_CASE("test_websocket: an upgrade left undecided past deferred_timeout is refused with 503, on the test clock") {
+    decided_later later;
+    skiff::options opt;
+    opt.deferred_timeout = std::chrono::seconds(5);
+    skiff::testing::test_client client(later.routes(), opt);
+    test_websocket conv(client, "/later");
+    REQUIRE(later.pending.has_value());
+    client.advance(std::chrono::seconds(4));
+    CHECK(conv.handshake().status == 0);
+    client.advance(std::chrono::seconds(2));
+    CHECK(conv.handshake().status == 503);
+    CHECK(conv.closed());
+    later.pending->accept();  // too late: the loop has refused it, and nothing more is written
+    client.run();
+    CHECK(conv.handshake().status == 503);
+    CHECK(client.unread().empty());
 }

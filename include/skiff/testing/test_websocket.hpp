@@ -14,6 +14,9 @@
 //
 // Frames are sent exactly as asked (send_frame: any opcode, FIN or not, reserved bits), so a
 // test can send fragments, or break the protocol on purpose and see the close that follows.
+// An upgrade decided later (websocket::accept_later) is driven as a user's thread would: keep
+// the pending_upgrade, check that nothing was answered (handshake().status is 0), decide,
+// client.run(), and the answer is there; frames sent before it are kept by the server.
 // Frames come back one by one, fragments as they were sent, not gathered into messages.
 //
 // It does not: negotiate extensions or subprotocols for the test (add the fields to the
@@ -114,9 +117,14 @@ public:
         handshake_ = client_.next_response();
     }
 
-    // The server's answer to the upgrade: 101 with Sec-WebSocket-Accept, or a refusal.
-    const test_response& handshake() const noexcept { return handshake_; }
-    bool upgraded() const noexcept { return handshake_.status == 101; }
+    // The server's answer to the upgrade: 101 with Sec-WebSocket-Accept, or a refusal. Status
+    // 0 while none has come: an upgrade decided later (websocket::accept_later) is answered
+    // once decided and served (client.run() or advance()), and is read when asked for then.
+    const test_response& handshake() const {
+        if (handshake_.status == 0) handshake_ = client_.next_response();
+        return handshake_;
+    }
+    bool upgraded() const { return handshake().status == 101; }
 
     // ---- sending: masked, as a client must; each serves until idle afterwards ---------------
 
@@ -139,8 +147,10 @@ public:
 
     // ---- what came back -----------------------------------------------------------------
 
-    // The server's next frame not yet returned; none (false) when no whole frame is there.
+    // The server's next frame not yet returned; none (false) when no whole frame is there, or
+    // before the 101.
     test_frame next_frame() {
+        if (!upgraded()) return {};
         std::size_t used = 0;
         test_frame f = detail::read_server_frame(client_.unread(), used);
         client_.take(used);
@@ -151,7 +161,7 @@ public:
 
 private:
     basic_test_client<Policy>& client_;
-    test_response handshake_;
+    mutable test_response handshake_;  // read on demand while none has come (handshake())
 };
 
 using test_websocket = basic_test_websocket<single>;
