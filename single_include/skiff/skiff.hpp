@@ -2575,7 +2575,7 @@ inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is handed.
+// `taker` is set exactly while the phase is handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -2587,7 +2587,7 @@ inline void listen_writable(deferred_state& s, std::function<void(bool)> fn) {
 //   waiting         --the client took the output: serve what waited-->  reading
 //   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
 //                     answers later, streams or sends a file (the door)
-//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
+//   handed          --the taker is done (door::finish, door::answered)-> connection::then
 //                                    (reading, or waiting when requests wait; closing; draining)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
@@ -4348,7 +4348,7 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
-    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
+    handed,     // a feature runs the connection (connection::taker, handover.hpp); nothing
                 // more is parsed meanwhile
 };
 
@@ -4365,38 +4365,35 @@ enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awa
 // by the end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A connection handed to a feature (a body streamed or a file sent, an answer awaited, an
-// upload read): allocated per such only.
-struct stream_state {
-    phase then;  // once the feature is done: reading, closing or draining
-    // The feature's state (handover.hpp); abandoned by the session before the close.
-    std::unique_ptr<handed> taker = nullptr;
-};
-
 // The connection derives from its timer node, so an expired node is the connection itself.
 struct connection : timer_node {
     byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
-    std::unique_ptr<stream_state> stream;  // set while the connection is handed
+    // While the connection is handed (a body streamed or a file sent, an answer awaited, an
+    // upload read, a WebSocket): the feature's state (handover.hpp), abandoned by the session
+    // before the close; null otherwise.
+    std::unique_ptr<handed> taker;
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
     std::uint8_t watching = 0;   // interest bits last given to the poller
     deadline_kind deadline = deadline_kind::idle;
     phase state = phase::reading;
+    phase then = phase::reading;  // while handed: the phase once the taker is done (reading, closing, draining)
 
     // Back to a fresh slot (the pool calls this when the connection closes).
     void reset() noexcept {
         in.release();
         out.release();
         out_sent = 0;
-        stream.reset();
+        taker.reset();
         parser.reset();
         fd = -1;
         watching = 0;
         deadline = deadline_kind::idle;
         state = phase::reading;
+        then = phase::reading;
     }
 };
 
@@ -4432,7 +4429,7 @@ struct connection : timer_node {
 //                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
-// c.stream->taker holds the feature's state. finish() gives the state back to the session,
+// c.taker holds the feature's state. finish() gives the state back to the session,
 // which frees it when the event that finished it is over (so a taker may finish itself and
 // return). abandon() runs once if the connection closes while it is handed; after finish() it
 // does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
@@ -5063,7 +5060,7 @@ public:
     // for a taker whose output a client may leave unread. Under shared, touched only under
     // the hub's process lock.
     virtual push_ledger& pushes() noexcept = 0;
-    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
+    // The connection is no longer handed: it goes on in c.then; its taker is freed when
     // the current event is over.
     virtual void finish(connection& c) = 0;
     // Answers its request now, as a handler would (fn writes to the response; a stream or a
@@ -5119,7 +5116,7 @@ void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step&
     ctx.serve_handed(
         c,
         [](door& d, connection& at, void* p) -> fate {
-            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.stream->taker), d, at);
+            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.taker), d, at);
         },
         &step, e);
 }
@@ -9792,7 +9789,7 @@ inline void describe_request_line(std::string_view input, const parse_limits& li
 // (serve, keep_tail, after_write, the writer). Not templated on the policy in its interface
 // (door), so the features behind it are compiled once, whatever the policy.
 //
-// Invariants: a taker is called only while its connection is handed (c.stream->taker holds
+// Invariants: a taker is called only while its connection is handed (c.taker holds
 // it). One that finishes during an event (finish, answered) is kept in retired_ until the
 // event is over, then freed: it may still be running when it gives the connection back.
 #ifndef SKIFF_ENGINE_SESSION_DOOR_HPP
@@ -9834,7 +9831,7 @@ public:
         install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
-        (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
+        (void)c.taker->begin(*this, c, request, nullptr, 0);
     }
 
     // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
@@ -9847,10 +9844,10 @@ public:
         return 0;
     }
 
-    SKIFF_NOINLINE fate on_readable(conn& c) { return after_event(c.stream->taker->on_readable(*this, c)); }
-    SKIFF_NOINLINE fate on_deadline(conn& c) { return after_event(c.stream->taker->on_deadline(*this, c)); }
-    void on_sent(conn& c) { c.stream->taker->on_sent(*this, c); }
-    fate await(conn& c) { return c.stream->taker->await(*this, c); }
+    SKIFF_NOINLINE fate on_readable(conn& c) { return after_event(c.taker->on_readable(*this, c)); }
+    SKIFF_NOINLINE fate on_deadline(conn& c) { return after_event(c.taker->on_deadline(*this, c)); }
+    void on_sent(conn& c) { c.taker->on_sent(*this, c); }
+    fate await(conn& c) { return c.taker->await(*this, c); }
 
     // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
     // answer made on another thread), on the thread that serves c.
@@ -9871,9 +9868,8 @@ public:
     bool workers_wait() const noexcept override { return Session::workers_wait; }
     push_ledger& pushes() noexcept override { return s_.set_.anchor().pushes; }
     void finish(connection& c) override {
-        retired_ = std::move(c.stream->taker);
-        c.state = c.stream->then;
-        c.stream.reset();
+        retired_ = std::move(c.taker);
+        c.state = c.then;
     }
     void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
     void reject(connection& c, int status, rejection why) override {
@@ -9928,8 +9924,8 @@ private:
 
     // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
     static void install(conn& c, std::unique_ptr<handed> taker) {
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker = std::move(taker);
+        c.taker = std::move(taker);
+        c.then = phase::reading;
         c.state = phase::handed;
     }
 
@@ -9945,7 +9941,7 @@ private:
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
         install(c, std::move(taker));
-        std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
+        std::size_t used = c.taker->begin(*this, c, body, data, len);
         retired_.reset();
         return used;
     }
@@ -10347,7 +10343,7 @@ public:
     // flush would otherwise send them (a recycled connection once got a closed one's head).
     fate close(conn& c) {
         writer_.batch().clear();
-        if (c.stream && c.stream->taker) c.stream->taker->abandon();
+        if (c.taker) c.taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) input_.release(c);
         writer_.forget(c);
@@ -10521,7 +10517,7 @@ private:
 
     // The phase the connection ends its current work in: a stream's (or a handed connection's)
     // `then` while there is one.
-    static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
+    static phase& final_phase(conn& c) noexcept { return c.taker ? c.then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
         return c.state >= phase::closing && final_phase(c) >= phase::closing;  // reading: one compare
     }
@@ -11474,7 +11470,7 @@ public:
     // The event that served c is over: c goes back to the workers, unless it is handed to a
     // taker that waits on other threads (an answer made elsewhere), which takes it from them.
     void event_over(conn& c, loop_context& ctx) {
-        if (c.state == phase::handed && c.stream->taker->take_from_workers(ctx, c)) return;
+        if (c.state == phase::handed && c.taker->take_from_workers(ctx, c)) return;
         event_done(c);
     }
 

@@ -292,7 +292,7 @@ constexpr bool poller_in_process = false;
 
 // The same for a WebSocket: the taker, its shared state and the peer the connection keeps once
 // upgraded (websocket/taker.hpp), beyond the connection itself. Policies that serve WebSocket.
-TEST_CASE_TEMPLATE("an idle WebSocket costs at most 384 bytes of server memory", Policy, skiff::single,
+TEST_CASE_TEMPLATE("an idle WebSocket costs at most 352 bytes of heap and 384 of resident memory", Policy, skiff::single,
                    skiff::sharded) {
     const int count = 10000;
     if (raise_fd_limit(count + 200) < count + 200) {
@@ -321,5 +321,5 @@ TEST_CASE_TEMPLATE("an idle WebSocket costs at most 384 bytes of server memory",
     long heap_per_connection = (heap_after - heap_before) / count;
     MESSAGE("server memory per idle WebSocket: " << per_connection << " bytes (heap " << heap_per_connection << ")");
     if (!sanitized && !poller_in_process) CHECK(per_connection <= 384);
-    if (!sanitized && !poller_in_process) CHECK(heap_per_connection <= 384);
+    if (!sanitized && !poller_in_process) CHECK(heap_per_connection <= 352);  // measured 328 (tools/bench/README.md)
 }

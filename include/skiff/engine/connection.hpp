@@ -5,7 +5,7 @@
 // It does not act: the session (session.hpp) moves it from phase to phase, the writer
 // (writer.hpp) sends its output, the connection set (local_set.hpp, shared_set.hpp) owns its
 // slot. Invariants: `in` is empty between requests; `out` is empty unless a write fell short;
-// `stream` is set exactly while the phase is handed.
+// `taker` is set exactly while the phase is handed.
 //
 // The phases (enum phase below), and what moves a connection between them:
 //
@@ -17,7 +17,7 @@
 //   waiting         --the client took the output: serve what waited-->  reading
 //   reading, body   --a route takes the unread body, or the handler---> handed (the rest stays in `in`)
 //                     answers later, streams or sends a file (the door)
-//   handed          --the taker is done (door::finish, door::answered)-> stream_state::then
+//   handed          --the taker is done (door::finish, door::answered)-> connection::then
 //                                    (reading, or waiting when requests wait; closing; draining)
 //   closing         --output written---------------------------------> closed
 //   draining        --output written: shut the write side------------> lingering
@@ -48,7 +48,7 @@ enum class phase : std::uint8_t {
     closing,    // no more requests: close once the output is written
     draining,   // as closing, then shut the write side and linger, so the client reads the answer
     lingering,  // write side shut; input is read and discarded until EOF or the linger deadline
-    handed,     // a feature runs the connection (stream_state::taker, handover.hpp); nothing
+    handed,     // a feature runs the connection (connection::taker, handover.hpp); nothing
                 // more is parsed meanwhile
 };
 
@@ -65,38 +65,35 @@ enum class deadline_kind : std::uint8_t { idle, header, body, write, linger, awa
 // by the end of the connection (HTTP/1.0 without a length).
 enum class stream_framing : std::uint8_t { sized, chunked, until_close };
 
-// A connection handed to a feature (a body streamed or a file sent, an answer awaited, an
-// upload read): allocated per such only.
-struct stream_state {
-    phase then;  // once the feature is done: reading, closing or draining
-    // The feature's state (handover.hpp); abandoned by the session before the close.
-    std::unique_ptr<handed> taker = nullptr;
-};
-
 // The connection derives from its timer node, so an expired node is the connection itself.
 struct connection : timer_node {
     byte_buffer in;              // an incomplete request, or requests waiting; empty between requests
     byte_buffer out;             // unsent output; empty unless a write fell short
     std::size_t out_sent = 0;    // bytes of `out` already written
-    std::unique_ptr<stream_state> stream;  // set while the connection is handed
+    // While the connection is handed (a body streamed or a file sent, an answer awaited, an
+    // upload read, a WebSocket): the feature's state (handover.hpp), abandoned by the session
+    // before the close; null otherwise.
+    std::unique_ptr<handed> taker;
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
     std::uint8_t watching = 0;   // interest bits last given to the poller
     deadline_kind deadline = deadline_kind::idle;
     phase state = phase::reading;
+    phase then = phase::reading;  // while handed: the phase once the taker is done (reading, closing, draining)
 
     // Back to a fresh slot (the pool calls this when the connection closes).
     void reset() noexcept {
         in.release();
         out.release();
         out_sent = 0;
-        stream.reset();
+        taker.reset();
         parser.reset();
         fd = -1;
         watching = 0;
         deadline = deadline_kind::idle;
         state = phase::reading;
+        then = phase::reading;
     }
 };
 

@@ -25,7 +25,7 @@
 //                                                 answered(c)             back to serving, as a response
 //
 // Invariants: a connection is handed exactly while its phase is `handed`, and then
-// c.stream->taker holds the feature's state. finish() gives the state back to the session,
+// c.taker holds the feature's state. finish() gives the state back to the session,
 // which frees it when the event that finished it is over (so a taker may finish itself and
 // return). abandon() runs once if the connection closes while it is handed; after finish() it
 // does not run. A taker touches nothing of its own after calling serve_after(), serve_waiting()
@@ -110,7 +110,7 @@ public:
     // for a taker whose output a client may leave unread. Under shared, touched only under
     // the hub's process lock.
     virtual push_ledger& pushes() noexcept = 0;
-    // The connection is no longer handed: it goes on in c.stream->then; its taker is freed when
+    // The connection is no longer handed: it goes on in c.then; its taker is freed when
     // the current event is over.
     virtual void finish(connection& c) = 0;
     // Answers its request now, as a handler would (fn writes to the response; a stream or a
@@ -166,7 +166,7 @@ void serve_taker(loop_context& ctx, connection& c, loop_context::expiry e, Step&
     ctx.serve_handed(
         c,
         [](door& d, connection& at, void* p) -> fate {
-            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.stream->taker), d, at);
+            return (*static_cast<Step*>(p))(static_cast<Taker&>(*at.taker), d, at);
         },
         &step, e);
 }

@@ -190,7 +190,7 @@ public:
     // flush would otherwise send them (a recycled connection once got a closed one's head).
     fate close(conn& c) {
         writer_.batch().clear();
-        if (c.stream && c.stream->taker) c.stream->taker->abandon();
+        if (c.taker) c.taker->abandon();
         set_.forget_waiting(c);
         if (c.in.capacity() != 0) input_.release(c);
         writer_.forget(c);
@@ -364,7 +364,7 @@ private:
 
     // The phase the connection ends its current work in: a stream's (or a handed connection's)
     // `then` while there is one.
-    static phase& final_phase(conn& c) noexcept { return c.stream ? c.stream->then : c.state; }
+    static phase& final_phase(conn& c) noexcept { return c.taker ? c.then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
         return c.state >= phase::closing && final_phase(c) >= phase::closing;  // reading: one compare
     }

@@ -15,7 +15,7 @@
 // (serve, keep_tail, after_write, the writer). Not templated on the policy in its interface
 // (door), so the features behind it are compiled once, whatever the policy.
 //
-// Invariants: a taker is called only while its connection is handed (c.stream->taker holds
+// Invariants: a taker is called only while its connection is handed (c.taker holds
 // it). One that finishes during an event (finish, answered) is kept in retired_ until the
 // event is over, then freed: it may still be running when it gives the connection back.
 #ifndef SKIFF_ENGINE_SESSION_DOOR_HPP
@@ -70,7 +70,7 @@ public:
         install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
-        (void)c.stream->taker->begin(*this, c, request, nullptr, 0);
+        (void)c.taker->begin(*this, c, request, nullptr, 0);
     }
 
     // A head that declares a body is in, at buf[0, head_size()): offer it to its route if the
@@ -83,10 +83,10 @@ public:
         return 0;
     }
 
-    SKIFF_NOINLINE fate on_readable(conn& c) { return after_event(c.stream->taker->on_readable(*this, c)); }
-    SKIFF_NOINLINE fate on_deadline(conn& c) { return after_event(c.stream->taker->on_deadline(*this, c)); }
-    void on_sent(conn& c) { c.stream->taker->on_sent(*this, c); }
-    fate await(conn& c) { return c.stream->taker->await(*this, c); }
+    SKIFF_NOINLINE fate on_readable(conn& c) { return after_event(c.taker->on_readable(*this, c)); }
+    SKIFF_NOINLINE fate on_deadline(conn& c) { return after_event(c.taker->on_deadline(*this, c)); }
+    void on_sent(conn& c) { c.taker->on_sent(*this, c); }
+    fate await(conn& c) { return c.taker->await(*this, c); }
 
     // A handed connection's turn that comes from elsewhere (loop_context::serve_handed: an
     // answer made on another thread), on the thread that serves c.
@@ -107,9 +107,8 @@ public:
     bool workers_wait() const noexcept override { return Session::workers_wait; }
     push_ledger& pushes() noexcept override { return s_.set_.anchor().pushes; }
     void finish(connection& c) override {
-        retired_ = std::move(c.stream->taker);
-        c.state = c.stream->then;
-        c.stream.reset();
+        retired_ = std::move(c.taker);
+        c.state = c.then;
     }
     void answer(connection& c, answer_context& ctx, const std::function<void(response&)>& fn) override;
     void reject(connection& c, int status, rejection why) override {
@@ -164,8 +163,8 @@ private:
 
     // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
     static void install(conn& c, std::unique_ptr<handed> taker) {
-        c.stream.reset(new stream_state{phase::reading});
-        c.stream->taker = std::move(taker);
+        c.taker = std::move(taker);
+        c.then = phase::reading;
         c.state = phase::handed;
     }
 
@@ -181,7 +180,7 @@ private:
     std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
         install(c, std::move(taker));
-        std::size_t used = c.stream->taker->begin(*this, c, body, data, len);
+        std::size_t used = c.taker->begin(*this, c, body, data, len);
         retired_.reset();
         return used;
     }

@@ -150,7 +150,7 @@ public:
     // The event that served c is over: c goes back to the workers, unless it is handed to a
     // taker that waits on other threads (an answer made elsewhere), which takes it from them.
     void event_over(conn& c, loop_context& ctx) {
-        if (c.state == phase::handed && c.stream->taker->take_from_workers(ctx, c)) return;
+        if (c.state == phase::handed && c.taker->take_from_workers(ctx, c)) return;
         event_done(c);
     }
 
