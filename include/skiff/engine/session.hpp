@@ -362,8 +362,8 @@ private:
 
     // ---- close --------------------------------------------------------------------------
 
-    // The phase the connection ends its current work in: a stream's (or a handed connection's)
-    // `then` while there is one.
+    // The phase the connection ends its current work in: a handed connection's `then` while
+    // it is handed.
     static phase& final_phase(conn& c) noexcept { return c.taker ? c.then : c.state; }
     static bool ends_after_output(conn& c) noexcept {
         return c.state >= phase::closing && final_phase(c) >= phase::closing;  // reading: one compare

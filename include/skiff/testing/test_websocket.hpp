@@ -114,7 +114,7 @@ public:
         req.append(fields);
         req += "\r\n";
         client_.send(req);
-        handshake_ = client_.next_response();
+        (void)handshake();  // the answer, when the route gave it at once
     }
 
     // The server's answer to the upgrade: 101 with Sec-WebSocket-Accept, or a refusal. Status
