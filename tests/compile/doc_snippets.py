@@ -9,7 +9,11 @@ A block is a whole translation unit unless the line just above its fence says ot
   <!-- snippet: doctest -->    a doctest test file: given doctest's main, and linked with doctest
                                (left out where doctest is not installed)
   <!-- snippet: skip -->       not compiled (say why beside it; keep these rare)
-Each output starts with #line, so a compiler error names the Markdown file and line.
+A whole block is a file of its own; a document's function and handler blocks share one file
+(<doc>_statements.cpp), each in a function of its own, since statements cannot reach each
+other across functions and every file more parses the whole header again (24 blocks, about
+seven seconds each, were most of the debug build). Each block starts with #line, so a
+compiler error names the Markdown file and line.
 
     doc_snippets.py OUT_DIR FILE.md...    prints one line per file written; stale files removed
 """
@@ -19,10 +23,7 @@ import sys
 
 FENCE = re.compile(r"^```cpp\s*$")
 MARKER = re.compile(r"^<!--\s*snippet:\s*(function|handler|doctest|skip)\b.*-->\s*$")
-WRAPPERS = {
-    "function": ("[[maybe_unused]] static void doc_snippet() {", "}"),
-    "handler": ("[[maybe_unused]] static void doc_snippet(skiff::request& req, skiff::response& res) {", "}"),
-}
+PARAMETERS = {"function": "", "handler": "skiff::request& req, skiff::response& res"}
 
 
 def snippets(path):
@@ -53,10 +54,24 @@ DOCTEST_MAIN = "#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n"
 def render(path, mode, line, code):
     if mode == "unit":
         return f'{QUIET}#line {line} "{path}"\n{code}\n'
-    if mode == "doctest":
-        return f'{QUIET}{DOCTEST_MAIN}#line {line} "{path}"\n{code}\n'
-    head, tail = WRAPPERS[mode]
-    return f'{QUIET}#include <skiff/skiff.hpp>\n{head}\n#line {line} "{path}"\n{code}\n{tail}\nint main() {{ return 0; }}\n'
+    return f'{QUIET}{DOCTEST_MAIN}#line {line} "{path}"\n{code}\n'
+
+
+def render_statements(path, blocks):
+    """One file for a document's function and handler blocks: each block a function."""
+    parts = [f"{QUIET}#include <skiff/skiff.hpp>\n"]
+    for n, mode, line, code in blocks:
+        parts.append(f'[[maybe_unused]] static void doc_snippet_{n}({PARAMETERS[mode]}) {{\n#line {line} "{path}"\n'
+                     f"{code}\n}}\n")
+    parts.append("int main() { return 0; }\n")
+    return "".join(parts)
+
+
+def write(name, text, written):
+    if not os.path.exists(name) or open(name).read() != text:  # unchanged: no rebuild
+        open(name, "w").write(text)
+    written.add(name)
+    print(name)
 
 
 def main():
@@ -64,15 +79,15 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     written = set()
     for path in files:
+        stem = os.path.join(out_dir, os.path.basename(path).replace(".", "_"))
+        statements = []
         for n, (mode, line, code) in enumerate(snippets(path)):
-            if mode == "skip":
-                continue
-            name = os.path.join(out_dir, f"{os.path.basename(path).replace('.', '_')}_{n}.cpp")
-            text = render(os.path.abspath(path), mode, line, code)
-            if not os.path.exists(name) or open(name).read() != text:  # unchanged: no rebuild
-                open(name, "w").write(text)
-            written.add(name)
-            print(name)
+            if mode in PARAMETERS:
+                statements.append((n, mode, line, code))
+            elif mode != "skip":
+                write(f"{stem}_{n}.cpp", render(os.path.abspath(path), mode, line, code), written)
+        if statements:
+            write(f"{stem}_statements.cpp", render_statements(os.path.abspath(path), statements), written)
     for old in os.listdir(out_dir):
         if os.path.join(out_dir, old) not in written:
             os.remove(os.path.join(out_dir, old))
