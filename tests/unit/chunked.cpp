@@ -15,7 +15,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>  // std::memcpy
-#include <string>   // std::string for the generated limit cases
+#include <string>   // std::string for the generated limit chunked_cases
 
 using namespace std::literals;
 using skiff_test::parse_case;
@@ -25,7 +25,7 @@ using namespace skiff_test::statuses;
 namespace {
 
 // Every row's head is "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" (56 bytes).
-constexpr parse_case cases[] = {
+constexpr parse_case chunked_cases[] = {
     // chunked-body = *chunk last-chunk trailer-section CRLF
     {"9112§7.1 one chunk", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"sv, ok, "body=hello framing=chunked end=71 fields=2"},
     {"9112§7.1 several chunks are joined", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\n\r\n"sv, ok, "body='hello world'"},
@@ -121,7 +121,7 @@ std::string chunked_head() { return "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Enco
 } // namespace
 
 TEST_CASE("chunked: table, fed whole, at every split and byte by byte, against a guard page") {
-    for (const parse_case& c : cases) {
+    for (const parse_case& c : chunked_cases) {
         CAPTURE(c.name);
         CHECK(skiff_test::check_case(c) == "");
     }

@@ -23,13 +23,13 @@ using skiff::cookie_errc;
 using skiff::detail::request_access;
 using fields = std::vector<skiff::header_field>;
 
-struct parse_case {
+struct cookie_case {
     std::string_view name;
     std::string_view field;
     std::string_view pairs;  // "name=value|name=value"
 };
 
-constexpr std::array<parse_case, 16> parse_cases{{
+constexpr std::array<cookie_case, 16> parse_cases{{
     // name                          Cookie field value                     pairs seen
     {"empty",                        "",                                    ""},
     {"one",                          "a=1",                                 "a=1"},
@@ -86,7 +86,7 @@ std::string headers_of(const skiff::set_cookie& c) {
 } // namespace
 
 TEST_CASE("for_each_cookie: the pairs a Cookie field holds") {
-    for (const parse_case& c : parse_cases) {
+    for (const cookie_case& c : parse_cases) {
         CAPTURE(c.name);
         CHECK(pairs_of(c.field) == c.pairs);
     }

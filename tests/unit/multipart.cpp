@@ -47,7 +47,7 @@ constexpr char binary_body[] = "--xyz\r\nContent-Disposition: form-data; name=b\
 constexpr char binary_events[] = "[b|-|]\0\xff/";
 
 // Boundary "xyz" throughout.
-constexpr std::array<body_case, 18> cases{{
+constexpr std::array<body_case, 18> multipart_cases{{
     {"one field", "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nhello\r\n--xyz--\r\n",
      multipart_status::complete, "[a|-|]hello/"},
     {"field and file",
@@ -103,7 +103,7 @@ multipart_status run(const std::array<std::string_view, N>& pieces, recorder& r,
 } // namespace
 
 TEST_CASE("multipart: every sample body, whole and at every split point") {
-    for (const body_case& c : cases) {
+    for (const body_case& c : multipart_cases) {
         CAPTURE(c.name);
         recorder whole;
         CHECK(run(std::array<std::string_view, 1>{c.body}, whole) == c.expected);
@@ -118,7 +118,7 @@ TEST_CASE("multipart: every sample body, whole and at every split point") {
 }
 
 TEST_CASE("multipart: byte by byte gives the same events") {
-    for (const body_case& c : cases) {
+    for (const body_case& c : multipart_cases) {
         CAPTURE(c.name);
         skiff::multipart_parser mp("xyz");
         recorder r;

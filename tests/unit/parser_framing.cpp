@@ -15,7 +15,7 @@ using namespace skiff_test::statuses;
 
 namespace {
 
-constexpr parse_case cases[] = {
+constexpr parse_case framing_cases[] = {
     // Content-Length = 1*DIGIT (RFC 9110 §8.6)
     {"9110§8.6 a Content-Length body", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"sv, ok, "body=hello framing=length length=5 end=52"},
     {"9110§8.6 Content-Length: 0 is an empty body", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"sv, ok, "body= framing=length length=0"},
@@ -104,7 +104,7 @@ constexpr parse_case cases[] = {
 } // namespace
 
 TEST_CASE("framing: table, fed whole, at every split and byte by byte, against a guard page") {
-    for (const parse_case& c : cases) {
+    for (const parse_case& c : framing_cases) {
         CAPTURE(c.name);
         CHECK(skiff_test::check_case(c) == "");
     }

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include <string>  // std::string for the generated limit cases
+#include <string>  // std::string for the generated limit header_cases
 
 using namespace std::literals;
 using skiff_test::parse_case;
@@ -14,7 +14,7 @@ using namespace skiff_test::statuses;
 
 namespace {
 
-constexpr parse_case cases[] = {
+constexpr parse_case header_cases[] = {
     // field-line = field-name ":" OWS field-value OWS
     {"9112§5.1 OWS around a value is trimmed, inner whitespace kept", "GET / HTTP/1.1\r\nHost: h\r\nX:  \t a \t b \t \r\n\r\n"sv, ok, "h:x='a \t b' fields=2"},
     {"9112§5.1 no space after the colon", "GET / HTTP/1.1\r\nHost:h\r\nX:a\r\n\r\n"sv, ok, "host=h h:x=a"},
@@ -149,7 +149,7 @@ constexpr parse_case cases[] = {
 } // namespace
 
 TEST_CASE("header section: table, fed whole, at every split and byte by byte, against a guard page") {
-    for (const parse_case& c : cases) {
+    for (const parse_case& c : header_cases) {
         CAPTURE(c.name);
         CHECK(skiff_test::check_case(c) == "");
     }

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include <string>  // std::string for the generated limit cases
+#include <string>  // std::string for the generated limit request_line_cases
 
 using namespace std::literals;
 using skiff_test::parse_case;
@@ -14,7 +14,7 @@ using namespace skiff_test::statuses;
 
 namespace {
 
-constexpr parse_case cases[] = {
+constexpr parse_case request_line_cases[] = {
     // method SP request-target SP HTTP-version CRLF
     {"9112§3 a minimal GET", "GET / HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=GET target=/ path=/ query= version=1.1 host=h framing=none keep=1 fields=1 end=27 msgs=1"},
     {"9112§3 extension method", "PURGE /x HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "method=PURGE path=/x"},
@@ -127,7 +127,7 @@ constexpr parse_case cases[] = {
 } // namespace
 
 TEST_CASE("request line: table, fed whole, at every split and byte by byte, against a guard page") {
-    for (const parse_case& c : cases) {
+    for (const parse_case& c : request_line_cases) {
         CAPTURE(c.name);
         CHECK(skiff_test::check_case(c) == "");
     }
