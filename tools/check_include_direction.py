@@ -52,7 +52,7 @@ LAYERS = {
 
 # Parts held to a narrower set than their layer allows: part -> the parts it may include.
 # websocket/ is protocol code (handshake checks, frames, messages) with no socket and no
-# engine type, reviewed and tested alone, plus taker.hpp and upgrade.hpp, which hook it onto
+# engine type, reviewed and tested alone, plus taker*.hpp and upgrade.hpp, which hook it onto
 # the door (engine/handover.hpp) and send through the loop's hub (async/): the files of the
 # part that name the engine; the taker also sizes its socket's send buffer, as a push
 # stream's is (platform/socket.hpp).

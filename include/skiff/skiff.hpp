@@ -101,6 +101,9 @@
 #include "skiff/websocket/peer.hpp"
 #include "skiff/websocket/sha1.hpp"
 #include "skiff/websocket/taker.hpp"
+#include "skiff/websocket/taker_frames.hpp"
+#include "skiff/websocket/taker_hub.hpp"
+#include "skiff/websocket/taker_later.hpp"
 #include "skiff/websocket/upgrade.hpp"
 #include "skiff/websocket/utf8.hpp"
 

@@ -15782,42 +15782,24 @@ private:
 // and, when the server stops, closes every WebSocket with 1001; and the steps the hub brings
 // it from other threads (a send, a close).
 //
+// The parts: this file (the class, and its life on the loop: the door's calls, ticks,
+// output and its accounting), taker_frames.hpp (frames in, control frames out, the close
+// handshake), taker_later.hpp (an upgrade decided later), taker_hub.hpp (what the hub brings
+// from other threads, and under shared the hub's hold on the connection). upgrade.hpp, which
+// makes the taker, includes them all: every TU that emits the class sees every definition.
+//
 // Deadlines: once a tick (options: a tick is a tenth of the shortest timeout, 5-250 ms) the
 // taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
 // options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
 // handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
 // (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded), or
-// a hub timer under shared (below). While output is parked the session's write deadline stands
+// a hub timer under shared (taker_hub.hpp). While output is parked the session's write deadline stands
 // instead (the client does not read).
-//
-// Under shared any worker may serve a connection's next event, and the set's reaper wakes an
-// expired connection only by shutting its socket down, so neither can run a WebSocket, whose
-// peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
-// hub's processor takes the connection from the workers (take_from_workers), as it does a
-// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
-// on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
-// under the hub's process lock, one at a time. The set's deadline is then only a backstop
-// (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
-// peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
-//
-// An upgrade decided later (accept_later) starts in the `deciding` stage: nothing is written,
-// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
-// at the decision's deadline and the stop (503). The decision comes as a post does (under
-// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
-// WebSocket opens; or the refusal, written as a late answer once the connection is no longer
-// handed (refuse()).
 //
 // Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
 // as a push stream's does: past push output's share the connection stalled longest is closed.
 // The socket's send buffer is kept small (options::push_socket_buffer) so that the backlog
 // waits here, where the line sees it.
-//
-// Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
-// reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
-// before its event ends; only a frame or message left open across reads moves into a reader
-// of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
-// connection's reading stays with a thread, so any thread may serve its next event (a worker,
-// or under shared the hub's processor).
 //
 // Invariants: bytes are written into the loop's batch only by code that flushes them before
 // its event ends (settle()), so a callback that is not followed by a flush (on_drain,
@@ -16091,21 +16073,6 @@ inline bool append_accept_head(std::string& out, std::string_view key, std::stri
 
 namespace skiff::detail {
 
-inline void ws_socket_ready(loop_context& ctx, void* owner);
-
-// The thread's spare message reader (the file comment says why), and whether an event is
-// reading with it now (then a read that somehow begins inside that one takes its own).
-// Local to a function, so that a program that never upgrades emits none of it (a namespace-
-// scope thread_local with a constructor is emitted, with its init function, wherever it is seen).
-struct ws_reader_loan {
-    websocket::message_reader reader;
-    bool out = false;
-};
-inline ws_reader_loan& ws_spare_reader() noexcept {
-    thread_local ws_reader_loan loan;
-    return loan;
-}
-
 // An upgrade decided later (websocket::accept_later), until its decision: the client's key
 // and the fields the chain set, for the 101 or the refusal; when the wait ends
 // (options::deferred_timeout: 503); and what the client sent meanwhile, kept for the
@@ -16206,57 +16173,16 @@ public:
         tell_if_drained();
     }
 
-    // shared: the upgrade's event is done; the hub's processor takes the connection (see the
-    // file comment). Declared inline here, or it would be the class's key function (as
+    // shared: the upgrade's event is done; the hub's processor takes the connection
+    // (taker_hub.hpp). Declared inline here, or it would be the class's key function (as
     // answer_wait.hpp explains).
     inline bool take_from_workers(loop_context& ctx, connection& c) override;
 
-    // ---- the hub's steps, under shared (each under its process lock) ----------------------
-
-    // Once a tick: as on_deadline, unless output is parked (the write deadline stands).
-    fate on_hub_tick(door& d, connection& c) {
-        if (d.parked(c) != 0) return fate::open;
-        return on_deadline(d, c);
-    }
-
-    // The socket the hub watches is ready: parked output goes first, then a read, as the
-    // loop serves a connection's event (writable, then readable). A readiness the wait
-    // reported before a later step re-aimed the watch may find nothing to do: the write and
-    // the read then say so (drained, retry), and the watch is set again.
-    fate on_socket_ready(door& d, connection& c) {
-        if (c.watching & watch_write) {
-            write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
-            if (w == write_status::failed) return d.close(c);
-            on_sent(d, c);
-            if (d.after_write(c, w) == fate::closed) return fate::closed;
-        }
-        if (c.watching & watch_read) return on_readable(d, c);
-        return fate::open;
-    }
-
-    // The hub holds the connection now: what peers posted before goes out, in order (a
-    // decision first: the peers' posts can only follow an accept).
-    fate on_bound(door& d, connection& c) {
-        std::unique_ptr<ws_early> early = std::move(state().early);
-        if (early == nullptr) return settle(d, c);
-        if (early->decision != nullptr) {
-            if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
-            if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
-        }
-        state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
-        if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
-        if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
-        return settle(d, c);
-    }
-
-    // After a step, while the hub holds the connection: its socket watched again if the watch
-    // fired or the connection now waits for something else (one-shot: a watch that did not
-    // fire still stands).
-    void watch_again(connection& c, bool fired) {
-        if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
-        watched_ = c.watching;
-        self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
-    }
+    // The hub's steps under shared, each under its process lock (taker_hub.hpp).
+    fate on_hub_tick(door& d, connection& c);
+    fate on_socket_ready(door& d, connection& c);
+    fate on_bound(door& d, connection& c);
+    void watch_again(connection& c, bool fired);
 
     // ---- what the peers reach, on the loop ------------------------------------------------
 
@@ -16281,22 +16207,7 @@ public:
         return settle(d, c);
     }
 
-    // The decision on an upgrade decided later: the 101 and the WebSocket opens (the bytes the
-    // client sent meanwhile are read now), or the refusal, after which the connection closes.
-    fate on_decision(door& d, connection& c, ws_decision& what) {
-        if (stage_ != stage::deciding) return fate::open;  // one decision counts: pending_upgrade sends one
-        if (d.stopping()) return refuse(d, c, 503, "Service Unavailable\n");
-        if (what.verdict == ws_verdict::refuse) return refuse(d, c, what.status, what.body);
-        std::string head;
-        ws_deciding& later = *side_->deciding;
-        if (!websocket::append_accept_head(head, later.key, what.protocol, later.fields.bytes))
-            return refuse(d, c, 500, "Internal Server Error\n");  // a subprotocol that is not a token
-        std::string early = std::move(later.early_bytes);
-        side_->deciding.reset();
-        release_side_if_idle();
-        d.write(head);
-        return open_now(d, c, &early);
-    }
+    fate on_decision(door& d, connection& c, ws_decision& what);  // taker_later.hpp
 
     connection* conn() const noexcept { return conn_; }
 
@@ -16341,83 +16252,26 @@ private:
         return own != 0 ? own : d.settings().idle_timeout.count();
     }
 
-    fate open_now(door& d, connection& c, std::string* sent_meanwhile = nullptr) {
-        stage_ = stage::open;
-        mark_ms_ = d.now_ms();
-        // As a push stream's: what the client leaves unread waits here, where the budget's
-        // line of pushed output sees it, not in a kernel buffer grown to megabytes.
-        if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
-        {
-            callback_scope scope(*this, d);
-            if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
-        }
-        if (!c.in.empty() && ending_ == ending::none) {  // the bytes behind the handshake
-            on_bytes(d, c.in.data(), c.in.size());
-            c.in.release();  // a pool buffer the size of a head: not charged to the budget
-        }
-        if (sent_meanwhile != nullptr && !sent_meanwhile->empty() && ending_ == ending::none)
-            on_bytes(d, sent_meanwhile->data(), sent_meanwhile->size());  // while the upgrade was decided
-        return settle(d, c);
-    }
+    // The 101 is out: the WebSocket opens (taker_frames.hpp).
+    fate open_now(door& d, connection& c, std::string* sent_meanwhile = nullptr);
 
-    // ---- an upgrade decided later, until its decision ----------------------------------------
+    // An upgrade decided later, until its decision (taker_later.hpp).
+    fate keep_for_later(door& d, connection& c, const read_result& r);
+    fate decide_by_deadline(door& d, connection& c, std::int64_t now);
+    fate refuse(door& d, connection& c, int status, std::string_view body);
 
-    // What the client sends before the 101 is kept for the WebSocket, within ws_deciding_bytes.
-    fate keep_for_later(door& d, connection& c, const read_result& r) {
-        std::string& kept = side_->deciding->early_bytes;
-        if (kept.size() + r.size > ws_deciding_bytes) return d.close(c);
-        kept.append(r.data, r.size);
-        return settle(d, c);
-    }
-
-    // Each tick: no decision by options::deferred_timeout, or the server stops: 503.
-    fate decide_by_deadline(door& d, connection& c, std::int64_t now) {
-        if (d.stopping() || now >= side_->deciding->deadline_ms) return refuse(d, c, 503, "Service Unavailable\n");
-        arm_tick(d, c);
-        return fate::open;
-    }
-
-    // The upgrade refused: an HTTP answer with the fields the chain set, then the connection
-    // closes (the client may have sent frames already). The connection is no longer handed
-    // first, as an upload's late answer does (upload.hpp); this taker is freed after the event.
-    fate refuse(door& d, connection& c, int status, std::string_view body) {
-        answer_context ctx;
-        ctx.close = true;
-        ctx.head_fields = std::move(side_->deciding->fields);
-        unlink();
-        d.finish(c);
-        d.answer(c, ctx, [status, body](response& res) { res.status(status).text(body); });
-        return d.after_write(c, d.flush(c));
-    }
-
-    // What a read brought, read with the connection's own reader if a frame or message is
-    // open across reads, else with the thread's spare one (the file comment says why).
-    void on_bytes(door& d, char* data, std::size_t len) {
-        if (stage_ == stage::open) mark_ms_ = d.now_ms();
-        ping_ = ping_state::not_sent;
-        callback_scope scope(*this, d);
-        ws_reader_loan& loan = ws_spare_reader();
-        if ((side_ != nullptr && side_->own != nullptr) || loan.out) return read_own(d, data, len);
-        loan.out = true;
-        loan.reader.limit(limits());
-        read_events(d, loan.reader, data, len);
-        loan.out = false;
-        if (loan.reader.at_rest()) return loan.reader.release_delivered();
-        websocket::message_reader open = std::move(loan.reader);
-        loan.reader = websocket::message_reader();  // at rest again before anything can throw
-        if (ending_ == ending::none) side().own = std::make_unique<websocket::message_reader>(std::move(open));
-    }
-
-    // With a reader of the connection's own, kept only while it is not at rest.
-    SKIFF_NOINLINE void read_own(door& d, char* data, std::size_t len) {
-        ws_side& x = side();
-        if (x.own == nullptr) x.own = std::make_unique<websocket::message_reader>(limits());
-        read_events(d, *x.own, data, len);
-        if (side_ != nullptr && side_->own->at_rest()) {  // (a failure may have ended it: side_ stays)
-            side_->own.reset();
-            release_side_if_idle();
-        }
-    }
+    // Frames in, control frames out, the close handshake (taker_frames.hpp).
+    void on_bytes(door& d, char* data, std::size_t len);
+    void read_own(door& d, char* data, std::size_t len);
+    websocket::message_limits limits() const noexcept;
+    void read_events(door& d, websocket::message_reader& reader, char* data, std::size_t len);
+    void deliver(door& d, const websocket::message_event& e);
+    void pong(door& d, std::string_view payload);
+    void on_peer_close(door& d, const websocket::message_event& e);
+    void fail(door& d, websocket::close_code code);
+    void start_close(door& d, websocket::close_code code, std::string_view reason);
+    void write_close(door& d, websocket::close_code code, std::string_view reason);
+    void tell_close(websocket::close_code code, std::string_view reason) noexcept;
 
     // What only some connections need, made when one does (an idle one carries the pointer).
     ws_side& side() {
@@ -16444,80 +16298,10 @@ private:
         return f;
     }
 
-    websocket::message_limits limits() const noexcept {
-        const websocket::handlers& h = *state().h;
-        return {h.max_message, h.delivery};
-    }
-
-    // Every event the reader finds, until it needs more or the connection ends. Views handed
-    // to callbacks point into data or the reader.
-    void read_events(door& d, websocket::message_reader& reader, char* data, std::size_t len) {
-        std::size_t at = 0;
-        while (ending_ == ending::none) {
-            std::size_t used = 0;
-            websocket::message_event e = reader.next(data + at, len - at, used);
-            at += used;
-            switch (e.step) {
-            case websocket::message_step::need_more: return;
-            case websocket::message_step::text:
-            case websocket::message_step::binary: deliver(d, e); break;
-            case websocket::message_step::ping: pong(d, e.data); break;
-            case websocket::message_step::close: on_peer_close(d, e); return;
-            case websocket::message_step::failed: fail(d, e.code); return;
-            }
-        }
-    }
-
-    void deliver(door& d, const websocket::message_event& e) {
-        if (stage_ != stage::open) return;  // after our close: the client's data is dropped
-        websocket::kind k = e.step == websocket::message_step::text ? websocket::kind::text : websocket::kind::binary;
-        const websocket::handlers& h = *state().h;
-        if (h.delivery == websocket::delivery::pieces) {
-            if (h.on_piece) guarded(d, [&] { h.on_piece(self_, e.data, k, e.last); });
-        } else if (h.on_message) {
-            guarded(d, [&] { h.on_message(self_, e.data, k); });
-        }
-    }
-
     // Quiet for half the idle timeout, and not pinged since it last sent anything.
     bool wants_ping(door& d, std::int64_t now) const noexcept {
         return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
                now >= mark_ms_ + idle_ms(d) / 2;
-    }
-
-    void pong(door& d, std::string_view payload) {
-        websocket::frame_head head = websocket::make_frame_head(websocket::opcode::pong, websocket::fin_bit::final, payload.size());
-        d.write(head.view());
-        d.write(payload);
-    }
-
-    // The client's close frame: echoed (its code, §5.5.1) unless ours went first; either way the
-    // handshake is done and the connection closes once the output is written.
-    void on_peer_close(door& d, const websocket::message_event& e) {
-        if (stage_ == stage::open) write_close(d, e.code, {});
-        ending_ = ending::close;
-        tell_close(e.code, e.data);
-    }
-
-    void fail(door& d, websocket::close_code code) {
-        if (stage_ == stage::open) write_close(d, code, {});
-        ending_ = ending::linger;
-        tell_close(code, {});
-    }
-
-    void start_close(door& d, websocket::close_code code, std::string_view reason) {
-        if (stage_ != stage::open) return;
-        write_close(d, code, reason);
-        stage_ = stage::closing;
-        mark_ms_ = d.now_ms() + d.settings().linger_timeout.count();
-    }
-
-    void write_close(door& d, websocket::close_code code, std::string_view reason) {
-        std::string frame;
-        websocket::append_close(frame, code, reason);
-        d.write(frame);
-        stage_ = stage::closing;
-        state().phase.store(ws_phase::closing, std::memory_order_release);
     }
 
     // A callback that throws fails the connection with 1011 (the application broke).
@@ -16554,6 +16338,8 @@ private:
         call_guarded([&] { s.h->on_drain(self_); }, [] {});
     }
 
+    void hand_to_hub(loop_context& ctx);  // take_from_workers' work (taker_hub.hpp)
+
     // Posts reach this taker from now on (shared: bound under the hub's process lock, since
     // the processor may be applying a post to s meanwhile; see take_from_workers).
     void bind() noexcept {
@@ -16581,15 +16367,6 @@ private:
         d.arm(c, d.workers_wait() ? deadline_kind::awaited : deadline_kind::paused);
     }
 
-    void tell_close(websocket::close_code code, std::string_view reason) noexcept {
-        if (told_ == told::closed) return;
-        told_ = told::closed;
-        const websocket::handlers& h = *state().h;
-        if (!h.on_close) return;
-        posted_sends_scope posted;
-        call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
-    }
-
     enum class told : std::uint8_t { not_yet, closed };
     enum class ping_state : std::uint8_t { not_sent, sent };
     // Who serves the connection's events: the workers (or the loop), or, under shared once the
@@ -16609,6 +16386,48 @@ private:
     std::uint16_t tick_ms_ = 0;          // shared: the set's tick (5-250 ms), the hub timer's period
 };
 
+// shared: the upgrade's event is done; the hub's processor takes the connection
+// (taker_hub.hpp).
+inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
+    if (holder_ != holder::hub) hand_to_hub(ctx);
+    return true;
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_TAKER_HPP
+// end skiff/websocket/taker.hpp
+// begin skiff/websocket/taker_hub.hpp
+// What the hub brings a WebSocket taker (taker.hpp has the class): the peers' sends and
+// closes, and an upgrade's decision, posted from any thread and applied on the loop that
+// serves the connection; and under shared, the hub's hold on the connection.
+//
+// Under shared any worker may serve a connection's next event, and the set's reaper wakes an
+// expired connection only by shutting its socket down, so neither can run a WebSocket, whose
+// peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
+// hub's processor takes the connection from the workers (take_from_workers), as it does a
+// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
+// on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
+// under the hub's process lock, one at a time. The set's deadline is then only a backstop
+// (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
+// peers posted before the hub held it is kept (ws_state::early) and sent first, in order.
+//
+// Not here: the peer's side of a post (upgrade.hpp: peer::send), or one frame to many
+// (broadcast.hpp).
+#ifndef SKIFF_WEBSOCKET_TAKER_HUB_HPP
+#define SKIFF_WEBSOCKET_TAKER_HUB_HPP
+
+
+#include <atomic>       // std::memory_order
+#include <memory>       // std::shared_ptr, std::make_unique
+#include <string>       // a close's reason
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff::detail {
+
+inline void ws_socket_ready(loop_context& ctx, void* owner);
+
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
 
 // Runs step(taker, door, connection) if s is bound to a taker; else the post is dropped.
@@ -16621,16 +16440,6 @@ void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, b
     connection& c = *t.conn();
     serve_taker<ws_taker>(ctx, c, e, step);
     if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
-}
-
-// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
-// limits from the loop's options.
-inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
-    auto s = std::make_shared<ws_state>();
-    s->high_water = a.push_high_water;
-    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
-    s->h = std::move(h);
-    return s;
 }
 
 // shared: what is kept for s until the hub holds its connection, made on first use.
@@ -16685,10 +16494,56 @@ inline timer_action ws_hub_tick(loop_context& ctx, ws_state& s) {
     return s.link.load(std::memory_order_relaxed) == ws_link::bound ? timer_action::keep : timer_action::stop;
 }
 
+// ---- the hub's steps, under shared (each under its process lock) ----------------------
+
+// Once a tick: as on_deadline, unless output is parked (the write deadline stands).
+inline fate ws_taker::on_hub_tick(door& d, connection& c) {
+    if (d.parked(c) != 0) return fate::open;
+    return on_deadline(d, c);
+}
+
+// The socket the hub watches is ready: parked output goes first, then a read, as the
+// loop serves a connection's event (writable, then readable). A readiness the wait
+// reported before a later step re-aimed the watch may find nothing to do: the write and
+// the read then say so (drained, retry), and the watch is set again.
+inline fate ws_taker::on_socket_ready(door& d, connection& c) {
+    if (c.watching & watch_write) {
+        write_status w = d.parked(c) == 0 ? write_status::drained : d.write_parked(c);
+        if (w == write_status::failed) return d.close(c);
+        on_sent(d, c);
+        if (d.after_write(c, w) == fate::closed) return fate::closed;
+    }
+    if (c.watching & watch_read) return on_readable(d, c);
+    return fate::open;
+}
+
+// The hub holds the connection now: what peers posted before goes out, in order (a
+// decision first: the peers' posts can only follow an accept).
+inline fate ws_taker::on_bound(door& d, connection& c) {
+    std::unique_ptr<ws_early> early = std::move(state().early);
+    if (early == nullptr) return settle(d, c);
+    if (early->decision != nullptr) {
+        if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
+        if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
+    }
+    state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
+    if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
+    if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
+    return settle(d, c);
+}
+
+// After a step, while the hub holds the connection: its socket watched again if the watch
+// fired or the connection now waits for something else (one-shot: a watch that did not
+// fire still stands).
+inline void ws_taker::watch_again(connection& c, bool fired) {
+    if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
+    watched_ = c.watching;
+    self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
+}
+
 // Under the hub's process lock, so that no post is applied meanwhile: bound, ticked by a hub
 // timer, and served its early posts; on_bound's settle, through on_ws, watches the socket.
-inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
-    if (holder_ == holder::hub) return true;
+inline void ws_taker::hand_to_hub(loop_context& ctx) {
     struct args {
         loop_context& ctx;
         ws_taker& t;
@@ -16705,13 +16560,12 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
             on_ws(x.ctx, *s, loop_context::expiry::ignored, step, true);  // t may be gone after this
         },
         &a);
-    return true;
 }
 
 } // namespace skiff::detail
 
-#endif // SKIFF_WEBSOCKET_TAKER_HPP
-// end skiff/websocket/taker.hpp
+#endif // SKIFF_WEBSOCKET_TAKER_HUB_HPP
+// end skiff/websocket/taker_hub.hpp
 
 #include <cstddef>      // std::size_t
 #include <iterator>     // std::begin, std::end
@@ -16809,6 +16663,248 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 
 #endif // SKIFF_WEBSOCKET_BROADCAST_HPP
 // end skiff/websocket/broadcast.hpp
+// begin skiff/websocket/taker_frames.hpp
+// The WebSocket taker's protocol side (taker.hpp has the class): frames in, through a message
+// reader, to the application's callbacks; pongs and close frames out; the close handshake
+// and failures (1002, 1007, 1009 from the reader, 1011 when a callback throws).
+//
+// Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
+// reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
+// before its event ends; only a frame or message left open across reads moves into a reader
+// of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
+// connection's reading stays with a thread, so any thread may serve its next event (a worker,
+// or under shared the hub's processor).
+//
+// Not here: when a read happens or output is flushed (taker.hpp: settle()).
+#ifndef SKIFF_WEBSOCKET_TAKER_FRAMES_HPP
+#define SKIFF_WEBSOCKET_TAKER_FRAMES_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <memory>       // std::make_unique: a reader of the connection's own
+#include <string>       // a close frame
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff::detail {
+
+// The thread's spare message reader (the file comment says why), and whether an event is
+// reading with it now (then a read that somehow begins inside that one takes its own).
+// Local to a function, so that a program that never upgrades emits none of it (a namespace-
+// scope thread_local with a constructor is emitted, with its init function, wherever it is seen).
+struct ws_reader_loan {
+    websocket::message_reader reader;
+    bool out = false;
+};
+inline ws_reader_loan& ws_spare_reader() noexcept {
+    thread_local ws_reader_loan loan;
+    return loan;
+}
+
+// The WebSocket opens: on_open, then the bytes that came behind the handshake (and, for an
+// upgrade decided later, those sent while it was decided) are read.
+inline fate ws_taker::open_now(door& d, connection& c, std::string* sent_meanwhile) {
+    stage_ = stage::open;
+    mark_ms_ = d.now_ms();
+    // As a push stream's: what the client leaves unread waits here, where the budget's
+    // line of pushed output sees it, not in a kernel buffer grown to megabytes.
+    if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
+    {
+        callback_scope scope(*this, d);
+        if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
+    }
+    if (!c.in.empty() && ending_ == ending::none) {  // the bytes behind the handshake
+        on_bytes(d, c.in.data(), c.in.size());
+        c.in.release();  // a pool buffer the size of a head: not charged to the budget
+    }
+    if (sent_meanwhile != nullptr && !sent_meanwhile->empty() && ending_ == ending::none)
+        on_bytes(d, sent_meanwhile->data(), sent_meanwhile->size());  // while the upgrade was decided
+    return settle(d, c);
+}
+
+// What a read brought, read with the connection's own reader if a frame or message is
+// open across reads, else with the thread's spare one (the file comment says why).
+inline void ws_taker::on_bytes(door& d, char* data, std::size_t len) {
+    if (stage_ == stage::open) mark_ms_ = d.now_ms();
+    ping_ = ping_state::not_sent;
+    callback_scope scope(*this, d);
+    ws_reader_loan& loan = ws_spare_reader();
+    if ((side_ != nullptr && side_->own != nullptr) || loan.out) return read_own(d, data, len);
+    loan.out = true;
+    loan.reader.limit(limits());
+    read_events(d, loan.reader, data, len);
+    loan.out = false;
+    if (loan.reader.at_rest()) return loan.reader.release_delivered();
+    websocket::message_reader open = std::move(loan.reader);
+    loan.reader = websocket::message_reader();  // at rest again before anything can throw
+    if (ending_ == ending::none) side().own = std::make_unique<websocket::message_reader>(std::move(open));
+}
+
+// With a reader of the connection's own, kept only while it is not at rest.
+SKIFF_NOINLINE inline void ws_taker::read_own(door& d, char* data, std::size_t len) {
+    ws_side& x = side();
+    if (x.own == nullptr) x.own = std::make_unique<websocket::message_reader>(limits());
+    read_events(d, *x.own, data, len);
+    if (side_ != nullptr && side_->own->at_rest()) {  // (a failure may have ended it: side_ stays)
+        side_->own.reset();
+        release_side_if_idle();
+    }
+}
+
+inline websocket::message_limits ws_taker::limits() const noexcept {
+    const websocket::handlers& h = *state().h;
+    return {h.max_message, h.delivery};
+}
+
+// Every event the reader finds, until it needs more or the connection ends. Views handed
+// to callbacks point into data or the reader.
+inline void ws_taker::read_events(door& d, websocket::message_reader& reader, char* data, std::size_t len) {
+    std::size_t at = 0;
+    while (ending_ == ending::none) {
+        std::size_t used = 0;
+        websocket::message_event e = reader.next(data + at, len - at, used);
+        at += used;
+        switch (e.step) {
+        case websocket::message_step::need_more: return;
+        case websocket::message_step::text:
+        case websocket::message_step::binary: deliver(d, e); break;
+        case websocket::message_step::ping: pong(d, e.data); break;
+        case websocket::message_step::close: on_peer_close(d, e); return;
+        case websocket::message_step::failed: fail(d, e.code); return;
+        }
+    }
+}
+
+inline void ws_taker::deliver(door& d, const websocket::message_event& e) {
+    if (stage_ != stage::open) return;  // after our close: the client's data is dropped
+    websocket::kind k = e.step == websocket::message_step::text ? websocket::kind::text : websocket::kind::binary;
+    const websocket::handlers& h = *state().h;
+    if (h.delivery == websocket::delivery::pieces) {
+        if (h.on_piece) guarded(d, [&] { h.on_piece(self_, e.data, k, e.last); });
+    } else if (h.on_message) {
+        guarded(d, [&] { h.on_message(self_, e.data, k); });
+    }
+}
+
+inline void ws_taker::pong(door& d, std::string_view payload) {
+    websocket::frame_head head = websocket::make_frame_head(websocket::opcode::pong, websocket::fin_bit::final, payload.size());
+    d.write(head.view());
+    d.write(payload);
+}
+
+// The client's close frame: echoed (its code, §5.5.1) unless ours went first; either way the
+// handshake is done and the connection closes once the output is written.
+inline void ws_taker::on_peer_close(door& d, const websocket::message_event& e) {
+    if (stage_ == stage::open) write_close(d, e.code, {});
+    ending_ = ending::close;
+    tell_close(e.code, e.data);
+}
+
+inline void ws_taker::fail(door& d, websocket::close_code code) {
+    if (stage_ == stage::open) write_close(d, code, {});
+    ending_ = ending::linger;
+    tell_close(code, {});
+}
+
+inline void ws_taker::start_close(door& d, websocket::close_code code, std::string_view reason) {
+    if (stage_ != stage::open) return;
+    write_close(d, code, reason);
+    stage_ = stage::closing;
+    mark_ms_ = d.now_ms() + d.settings().linger_timeout.count();
+}
+
+inline void ws_taker::write_close(door& d, websocket::close_code code, std::string_view reason) {
+    std::string frame;
+    websocket::append_close(frame, code, reason);
+    d.write(frame);
+    stage_ = stage::closing;
+    state().phase.store(ws_phase::closing, std::memory_order_release);
+}
+
+inline void ws_taker::tell_close(websocket::close_code code, std::string_view reason) noexcept {
+    if (told_ == told::closed) return;
+    told_ = told::closed;
+    const websocket::handlers& h = *state().h;
+    if (!h.on_close) return;
+    posted_sends_scope posted;
+    call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_TAKER_FRAMES_HPP
+// end skiff/websocket/taker_frames.hpp
+// begin skiff/websocket/taker_later.hpp
+// The WebSocket taker while an upgrade is decided later (taker.hpp has the class).
+//
+// An upgrade decided later (websocket::accept_later) starts in the `deciding` stage: nothing is written,
+// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
+// at the decision's deadline and the stop (503). The decision comes as a post does (under
+// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
+// WebSocket opens; or the refusal, written as a late answer once the connection is no longer
+// handed (refuse()).
+//
+// Not here: the decision's handle (upgrade.hpp: pending_upgrade), or how it travels (taker_hub.hpp).
+#ifndef SKIFF_WEBSOCKET_TAKER_LATER_HPP
+#define SKIFF_WEBSOCKET_TAKER_LATER_HPP
+
+
+#include <cstdint>      // std::int64_t
+#include <string>       // the 101 head
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+namespace skiff::detail {
+
+// What the client sends before the 101 is kept for the WebSocket, within ws_deciding_bytes.
+inline fate ws_taker::keep_for_later(door& d, connection& c, const read_result& r) {
+    std::string& kept = side_->deciding->early_bytes;
+    if (kept.size() + r.size > ws_deciding_bytes) return d.close(c);
+    kept.append(r.data, r.size);
+    return settle(d, c);
+}
+
+// Each tick: no decision by options::deferred_timeout, or the server stops: 503.
+inline fate ws_taker::decide_by_deadline(door& d, connection& c, std::int64_t now) {
+    if (d.stopping() || now >= side_->deciding->deadline_ms) return refuse(d, c, 503, "Service Unavailable\n");
+    arm_tick(d, c);
+    return fate::open;
+}
+
+// The upgrade refused: an HTTP answer with the fields the chain set, then the connection
+// closes (the client may have sent frames already). The connection is no longer handed
+// first, as an upload's late answer does (upload.hpp); this taker is freed after the event.
+inline fate ws_taker::refuse(door& d, connection& c, int status, std::string_view body) {
+    answer_context ctx;
+    ctx.close = true;
+    ctx.head_fields = std::move(side_->deciding->fields);
+    unlink();
+    d.finish(c);
+    d.answer(c, ctx, [status, body](response& res) { res.status(status).text(body); });
+    return d.after_write(c, d.flush(c));
+}
+
+// The decision on an upgrade decided later: the 101 and the WebSocket opens (the bytes the
+// client sent meanwhile are read now), or the refusal, after which the connection closes.
+inline fate ws_taker::on_decision(door& d, connection& c, ws_decision& what) {
+    if (stage_ != stage::deciding) return fate::open;  // one decision counts: pending_upgrade sends one
+    if (d.stopping()) return refuse(d, c, 503, "Service Unavailable\n");
+    if (what.verdict == ws_verdict::refuse) return refuse(d, c, what.status, what.body);
+    std::string head;
+    ws_deciding& later = *side_->deciding;
+    if (!websocket::append_accept_head(head, later.key, what.protocol, later.fields.bytes))
+        return refuse(d, c, 500, "Internal Server Error\n");  // a subprotocol that is not a token
+    std::string early = std::move(later.early_bytes);
+    side_->deciding.reset();
+    release_side_if_idle();
+    d.write(head);
+    return open_now(d, c, &early);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_WEBSOCKET_TAKER_LATER_HPP
+// end skiff/websocket/taker_later.hpp
 // begin skiff/websocket/upgrade.hpp
 // A WebSocket connection behind the engine's door (engine/handover.hpp): the upgrade a route's
 // handler asks for, the taker that runs the connection afterwards, and the handle (peer) that
@@ -16837,18 +16933,18 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 // The engine knows none of this: a program that never upgrades compiles none of it (every
 // function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
 //
-// The parts: peer.hpp (what the application holds), taker.hpp (the connection's reading,
-// deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
+// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the connection's
+// reading, deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
 //
 // Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
 // event, the loop hub's processor takes each WebSocket from the workers once the upgrade's
 // event is over and serves it from then on, one step at a time under its process lock: its
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
-// (taker.hpp says how).
+// (taker_hub.hpp says how).
 //
 // accept_later() puts the decision off: a pending_upgrade decides from any thread, and until
-// then the connection waits in the taker's `deciding` stage (taker.hpp). (One message to many
-// peers: broadcast.hpp.)
+// then the connection waits in the taker's `deciding` stage (taker_later.hpp). (One message
+// to many peers: broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is
@@ -16865,6 +16961,20 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
+
+namespace skiff::detail {
+
+// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
+// limits from the loop's options.
+inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
+    auto s = std::make_shared<ws_state>();
+    s->high_water = a.push_high_water;
+    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
+    s->h = std::move(h);
+    return s;
+}
+
+} // namespace skiff::detail
 
 namespace skiff::websocket {
 

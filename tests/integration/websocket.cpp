@@ -4,7 +4,7 @@
 // thread (during on_open too) and after the client went, and stop() closing with 1001. The
 // client is written here, by hand, with masked frames (support/websocket_frames.hpp), not with
 // skiff's own writer.
-// Every case runs under each policy; under shared the hub serves each WebSocket (taker.hpp).
+// Every case runs under each policy; under shared the hub serves each WebSocket (taker_hub.hpp).
 #include "support/loopback.hpp"
 #include "support/websocket_frames.hpp"
 
@@ -262,7 +262,7 @@ TEST_CASE_TEMPLATE("frames sent in the same write as the handshake are read", Po
 }
 
 // An idle WebSocket keeps no message reader: a read borrows the loop's spare one, and only a
-// frame or message left open across reads keeps a reader of its own (taker.hpp). Connections
+// frame or message left open across reads keeps a reader of its own (taker_frames.hpp). Connections
 // whose frames stop halfway, in turn with others on other routes, each get their own message
 // whole and under their own route's limit.
 TEST_CASE_TEMPLATE("frames left halfway on several connections at once each finish whole, under their route's limit",

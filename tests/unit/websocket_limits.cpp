@@ -155,7 +155,7 @@ TEST_CASE("websocket limits: a message gathered over reads gives its memory back
     CHECK(r.held() == skiff::websocket::max_control_payload);
 }
 
-// What the WebSocket taker relies on to lend one reader per thread (websocket/taker.hpp): a
+// What the WebSocket taker relies on to lend one reader per thread (websocket/taker_frames.hpp): a
 // reader is at rest exactly between frames of no open message, and one at rest takes another
 // connection's limits and reads its stream as a fresh reader would.
 TEST_CASE("websocket limits: a reader at rest between messages serves another limit as a fresh one would") {

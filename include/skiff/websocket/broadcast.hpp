@@ -20,6 +20,7 @@
 #include "skiff/websocket/frame_writer.hpp"
 #include "skiff/websocket/peer.hpp"
 #include "skiff/websocket/taker.hpp"
+#include "skiff/websocket/taker_hub.hpp"
 
 #include <cstddef>      // std::size_t
 #include <iterator>     // std::begin, std::end

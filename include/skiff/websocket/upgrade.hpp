@@ -25,18 +25,18 @@
 // The engine knows none of this: a program that never upgrades compiles none of it (every
 // function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
 //
-// The parts: peer.hpp (what the application holds), taker.hpp (the connection's reading,
-// deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
+// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the connection's
+// reading, deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
 //
 // Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
 // event, the loop hub's processor takes each WebSocket from the workers once the upgrade's
 // event is over and serves it from then on, one step at a time under its process lock: its
 // reads and writes (the hub watches its socket), its tick (a hub timer) and the peers' posts
-// (taker.hpp says how).
+// (taker_hub.hpp says how).
 //
 // accept_later() puts the decision off: a pending_upgrade decides from any thread, and until
-// then the connection waits in the taker's `deciding` stage (taker.hpp). (One message to many
-// peers: broadcast.hpp.)
+// then the connection waits in the taker's `deciding` stage (taker_later.hpp). (One message
+// to many peers: broadcast.hpp.)
 //
 // Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
 // under shared in take_from_workers(); cleared by unlink() before the connection closes or is
@@ -58,11 +58,28 @@
 #include "skiff/websocket/handshake.hpp"
 #include "skiff/websocket/peer.hpp"
 #include "skiff/websocket/taker.hpp"
+#include "skiff/websocket/taker_frames.hpp"
+#include "skiff/websocket/taker_hub.hpp"
+#include "skiff/websocket/taker_later.hpp"
 
 #include <memory>       // std::shared_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
+
+namespace skiff::detail {
+
+// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
+// limits from the loop's options.
+inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
+    auto s = std::make_shared<ws_state>();
+    s->high_water = a.push_high_water;
+    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
+    s->h = std::move(h);
+    return s;
+}
+
+} // namespace skiff::detail
 
 namespace skiff::websocket {
 
