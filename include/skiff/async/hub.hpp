@@ -2,7 +2,7 @@
 // thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
 // EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
 // watches, and, under shared, the sockets of the connections it holds for the workers (a
-// deferred answer's, a WebSocket's: hold_socket). It does not know connections: a task is a
+// deferred answer's, a WebSocket's: hold_socket; both kept by hub_watches.hpp). It does not know connections: a task is a
 // function of the loop's context, an answer reaches its connection through answer_wait.hpp,
 // and a held socket's readiness runs the function its holder gave. It is made only when a program
 // defers or asks for a loop, so its mutex is compiled into such programs only.
@@ -25,39 +25,25 @@
 
 #include "skiff/async/answer_wait.hpp"
 #include "skiff/async/hub_timers.hpp"
+#include "skiff/async/hub_watches.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/detail/unique_function.hpp"
 #include "skiff/engine/loop_hub.hpp"
 #include "skiff/engine/loop_time.hpp"
 #include "skiff/poller/poll_event.hpp"
 
-#include <algorithm>      // std::remove_if, std::find_if
-#include <atomic>         // drain_wanted_, watch counts: read without a lock
+#include <atomic>         // drain_wanted_, the next id: read without a lock
 #include <cstdint>        // std::int64_t, std::uint64_t
 #include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
-#include <unordered_map>  // the answers a stop ends, held sockets
+#include <unordered_map>  // the answers a stop ends
 #include <utility>        // std::move, std::swap
-#include <vector>         // the inbox, watchers, the answers a stop ends
+#include <vector>         // the inbox, the answers a stop ends
 
 namespace skiff::detail {
 
 // Move-only, so that a task may own what it completes (a deferred, a push_stream).
 using hub_task = unique_function<void(loop_context&)>;
-
-// What runs when a socket the hub holds is ready (async_hub::hold_socket): owner is the
-// address the socket was aimed at.
-using socket_ready_fn = void (*)(loop_context& ctx, void* owner);
-
-// A connection's socket the hub watches in the workers' stead: what keeps its owner alive,
-// what runs on its readiness, and whether it is still watched or retired (claimed a second
-// longer, see retire_held).
-enum class held_watch : std::uint8_t { watched, retired };
-struct held_socket {
-    std::shared_ptr<void> owner;
-    socket_ready_fn ready = nullptr;
-    held_watch watch = held_watch::watched;
-};
 
 class async_hub final : private loop_hub {
 public:
@@ -122,20 +108,14 @@ public:
         post([this, id](loop_context&) { timers_.drop(id); });
     }
 
-    // Watches fd for readability on the loop; fn(ctx) runs on each readiness until unwatched.
+    // Watches fd for readability on the loop; fn() runs on each readiness until unwatched.
     std::uint64_t add_watch(int fd, unique_function<void()> fn) {
         std::uint64_t id = new_id();
-        post([this, id, fd, fn = std::move(fn)](loop_context&) mutable {
-            auto w = std::make_unique<watcher>(watcher{id, fd, std::move(fn), 0});
-            if (poller_.add(fd, w.get(), watch_read, mode_)) return;
-            std::lock_guard<std::mutex> g(watch_lock_);
-            watchers_.push_back(std::move(w));
-            watch_total_.fetch_add(1, std::memory_order_relaxed);
-        });
+        post([this, id, fd, fn = std::move(fn)](loop_context&) mutable { watches_.add(id, fd, std::move(fn)); });
         return id;
     }
     void remove_watch(std::uint64_t id) {
-        post([this, id](loop_context&) { retire_watch(id); });
+        post([this, id](loop_context&) { watches_.retire(id); });
     }
 
     // ---- what loop_hub's table calls ----------------------------------------------------
@@ -148,7 +128,7 @@ public:
         std::shared_ptr<async_hub> last;
         std::vector<hub_task> tasks, batch;
         timer_queue timers;
-        std::vector<std::unique_ptr<watcher>> watchers, retired;
+        hub_watches::watcher_list watchers, retired;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
@@ -159,17 +139,12 @@ public:
         timers_.take_all(timers);
         batch.swap(batch_);
         next_ = 0;
-        std::lock_guard<std::mutex> w(watch_lock_);
-        watchers.swap(watchers_);
-        retired.swap(retired_);
+        watches_.take_watchers(watchers, retired);
         answers_.clear();
     }
 
     bool claims(const void* data) const noexcept {
-        if (data == &notify_tag_) return true;
-        if (watch_total_.load(std::memory_order_relaxed) == 0) return false;  // most programs: no lock per event
-        std::lock_guard<std::mutex> g(watch_lock_);
-        return find(watchers_, data) != nullptr || find(retired_, data) != nullptr || held_.count(data) != 0;
+        return data == &notify_tag_ || watches_.claims(data);
     }
 
     // The notifier's event only marks the inbox for on_turn(): a task may close a connection,
@@ -177,17 +152,7 @@ public:
     void on_event(const void* data, loop_context& ctx) {
         if (data == &notify_tag_) return drain_wanted_.store(true, std::memory_order_relaxed);
         std::lock_guard<std::recursive_mutex> p(process_lock_);
-        watcher* w = nullptr;
-        held_socket held;  // its owner kept alive while it is served
-        {
-            std::lock_guard<std::mutex> g(watch_lock_);
-            w = find(watchers_, data);
-            if (w == nullptr) held = find_held(data);
-        }
-        if (held.owner && held.watch == held_watch::watched) return held.ready(ctx, held.owner.get());
-        if (w == nullptr) return;  // unwatched since the wait reported it
-        call_guarded([&] { w->fn(); }, [] {});
-        if (mode_ == poll_mode::oneshot) poller_.modify(w->fd, w, watch_read, mode_);
+        watches_.serve(data, ctx);
     }
 
     int timeout(int base, std::int64_t now_ms) noexcept {
@@ -202,16 +167,14 @@ public:
     // Under shared a thread with only timers to run leaves them to a processor already at work.
     void on_turn(std::int64_t now_ms, loop_context& ctx) {
         bool drain_now = drain_wanted_.load(std::memory_order_relaxed);
-        if (!drain_now && timers_.next_due() > now_ms &&
-            retired_count_.load(std::memory_order_relaxed) == 0)
-            return;
+        if (!drain_now && timers_.next_due() > now_ms && !watches_.any_retired()) return;
         std::unique_lock<std::recursive_mutex> p(process_lock_, std::defer_lock);
         if (drain_now) p.lock();
         else if (!p.try_lock()) return;
         turn_now_ = now_ms;
         if (drain_wanted_.exchange(false, std::memory_order_relaxed)) drain(ctx);
         timers_.run_due(now_ms, ctx);
-        free_retired();
+        watches_.free_retired();
     }
 
     void exclusive(void (*fn)(void*), void* arg) {
@@ -222,7 +185,7 @@ public:
     void forget(deferred_state& s) {
         timers_.drop(s.deadline_timer);
         answers_.erase(&s);
-        retire_held(&s);
+        watches_.retire_held(&s);
     }
 
     // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
@@ -248,48 +211,25 @@ public:
     // An owner that knows its own shared_ptr (enable_shared_from_this: a deferred answer's).
     template <class Owner>
     void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
+        watches_.hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
     }
     // The same for an owner given by its shared_ptr (a WebSocket's state, which is kept small).
     template <class Owner>
     void hold_shared_socket(const std::shared_ptr<Owner>& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
+        watches_.hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
     }
 
     // The connection no longer waits on the hub: its socket's events are no longer owner's
     // (they stay claimed for a second, as a removed watcher's do). Safe after detach().
-    void release_socket(const void* owner) { retire_held(owner); }
+    void release_socket(const void* owner) { watches_.retire_held(owner); }
 
 private:
-    // hold_socket's body: `keep()` (what keeps the owner alive) is asked for only on the first
-    // call for an owner, since every re-arm calls again.
-    template <class Keep>
-    void hold(void* owner, Keep keep, socket_ready_fn ready, int fd, std::uint8_t what) {
-        {
-            std::lock_guard<std::mutex> g(watch_lock_);
-            auto [it, added] = held_.try_emplace(owner);  // one lookup
-            if (added) {
-                it->second.owner = keep();
-                it->second.ready = ready;
-                watch_total_.fetch_add(1, std::memory_order_relaxed);
-            }
-        }
-        poller_.modify(fd, owner, what, mode_);  // the connection's own registration, re-aimed
-    }
-
     enum class hub_state : std::uint8_t { open, detached };
     // serving; grace: stop() began, answers may still complete; swept: every open one was ended.
     enum class stop_phase : std::uint8_t { serving, grace, swept };
     // Enough to keep a wake's cost small beside its tasks, few enough that the reads behind a
     // fan-out wait at most this many tasks (a push to a subscriber is about a microsecond).
     static constexpr std::size_t tasks_per_turn = 64;
-
-    struct watcher {
-        std::uint64_t id;
-        int fd;
-        unique_function<void()> fn;
-        std::int64_t retired_at;
-    };
 
     static async_hub* self(loop_hub* h) noexcept { return static_cast<async_hub*>(h); }
     static const async_hub* self(const loop_hub* h) noexcept { return static_cast<const async_hub*>(h); }
@@ -305,12 +245,7 @@ private:
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
                                &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 
-    async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), mode_(mode) {}
-
-    static watcher* find(const std::vector<std::unique_ptr<watcher>>& ws, const void* data) noexcept {
-        auto it = std::find_if(ws.begin(), ws.end(), [data](const auto& w) { return w.get() == data; });
-        return it == ws.end() ? nullptr : it->get();
-    }
+    async_hub(default_poller& poller, poll_mode mode) : loop_hub(table), poller_(poller), watches_(poller, mode) {}
 
     // Takes what was posted behind what an earlier turn left, and runs up to tasks_per_turn
     // of them, oldest first. Tasks posted meanwhile go to the inbox, so they run after these.
@@ -351,63 +286,13 @@ private:
         for (auto& s : open) call_guarded([&] { end_for_stop(ctx, *s); }, [] {});
     }
 
-    // A removed watcher stays claimable for a second: an event the wait already reported for
-    // it (on this thread or, under shared, another) must not be taken for a connection.
-    void retire_watch(std::uint64_t id) {
-        std::lock_guard<std::mutex> g(watch_lock_);
-        for (auto it = watchers_.begin(); it != watchers_.end(); ++it) {
-            if ((*it)->id != id) continue;
-            poller_.remove((*it)->fd);
-            (*it)->retired_at = monotonic_ms();
-            retired_.push_back(std::move(*it));
-            watchers_.erase(it);
-            retired_count_.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-    }
-
-    // A held connection's socket watch ends when the connection stops waiting on its answer;
-    // it stays claimable for a second, as a watcher does, and keeps its state alive meanwhile.
-    void retire_held(const void* s) {
-        if (watch_total_.load(std::memory_order_relaxed) == 0) return;
-        std::lock_guard<std::mutex> g(watch_lock_);
-        auto it = held_.find(s);
-        if (it == held_.end() || it->second.watch == held_watch::retired) return;
-        it->second.watch = held_watch::retired;
-        retired_held_.push_back({s, monotonic_ms()});
-        retired_count_.fetch_add(1, std::memory_order_relaxed);
-    }
-
-    held_socket find_held(const void* data) const {
-        auto it = held_.find(data);
-        return it == held_.end() ? held_socket{} : it->second;
-    }
-
     // A deferred answer's socket (watch_socket): served while the connection waits on it.
     static void deferred_socket_ready(loop_context& ctx, void* owner) {
         auto& s = *static_cast<deferred_state*>(owner);
         if (s.link == link_state::bound) on_held_socket(ctx, s);
     }
 
-    // Retirement is timed on the monotonic clock, whatever clock the loop's timers follow.
-    void free_retired() {
-        if (retired_count_.load(std::memory_order_relaxed) == 0) return;
-        std::int64_t now_ms = monotonic_ms();
-        std::lock_guard<std::mutex> g(watch_lock_);
-        auto old = [&](const std::unique_ptr<watcher>& w) { return now_ms - w->retired_at >= 1000; };
-        retired_.erase(std::remove_if(retired_.begin(), retired_.end(), old), retired_.end());
-        auto young = std::find_if(retired_held_.begin(), retired_held_.end(),
-                                  [&](const auto& r) { return now_ms - r.second < 1000; });  // oldest first
-        for (auto r = retired_held_.begin(); r != young; ++r) held_.erase(r->first);
-        retired_held_.erase(retired_held_.begin(), young);
-        std::size_t left = retired_.size() + retired_held_.size();
-        std::size_t freed = retired_count_.load(std::memory_order_relaxed) - left;
-        retired_count_.store(left, std::memory_order_relaxed);
-        watch_total_.fetch_sub(freed, std::memory_order_relaxed);
-    }
-
     default_poller& poller_;
-    poll_mode mode_;
     char notify_tag_ = 0;  // its address tells the notifier's events apart
     std::shared_ptr<async_hub> self_;
 
@@ -427,16 +312,7 @@ private:
     std::unordered_map<const deferred_state*, std::weak_ptr<deferred_state>> answers_;
     stop_phase stop_ = stop_phase::serving;
 
-    mutable std::mutex watch_lock_;
-    std::vector<std::unique_ptr<watcher>> watchers_;
-    std::vector<std::unique_ptr<watcher>> retired_;
-    // shared: the connections whose socket the hub watches (a deferred answer's, a WebSocket's),
-    // by the address the poller reports, so that claims() is one lookup however many wait (a
-    // scan of a vector cost every event on any connection a pass over all of them).
-    std::unordered_map<const void*, held_socket> held_;
-    std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
-    std::atomic<std::size_t> retired_count_{0};  // retired watchers and held answers
-    std::atomic<std::size_t> watch_total_{0};  // watchers, held answers and retired ones: claims() looks only if some
+    hub_watches watches_;  // foreign descriptors, and held sockets under shared
 };
 
 } // namespace skiff::detail
