@@ -37,6 +37,20 @@ class FunctionLength(unittest.TestCase):
         # style.md sections 1.3 and 11: 60 lines, the loop driver ~100 with why-comments.
         self.assertEqual(shape.LIMITS["function_lines"], 60)
         self.assertEqual(shape.LIMITS["loop_driver_lines"], 100)
+        self.assertEqual(shape.LIMITS["header_lines"], 400)
+
+    def test_a_header_past_its_length_fails_named_with_its_length(self):
+        limit = shape.LIMITS["header_lines"]
+        self.assertEqual(shape.check_text("skiff/a.hpp", "// line\n" * limit), [])
+        self.assertEqual(shape.check_text("skiff/a.hpp", "// line\n" * (limit + 1)),
+                         [f"skiff/a.hpp: {limit + 1} lines (header limit {limit})"])
+
+    def test_a_longer_header_has_its_own_limit(self):
+        name, (limit, why) = next(iter(shape.LONGER_HEADERS.items()))
+        self.assertTrue(why)
+        self.assertEqual(shape.check_text(name, "// line\n" * limit), [])
+        self.assertEqual(shape.check_text(name, "// line\n" * (limit + 1)),
+                         [f"{name}: {limit + 1} lines (header limit {limit})"])
 
     def test_at_the_limit_passes_one_more_fails_with_file_line_name_length(self):
         self.assertEqual(shape.check_text("skiff/a.hpp", function("fits", LIMIT)), [])
