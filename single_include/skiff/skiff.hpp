@@ -14042,8 +14042,8 @@ std::optional<T> require_query(request& req, response& res, std::string_view key
 // limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
 // over all loops.
 //
-// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise.
-// Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
+// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise
+// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
 // (middleware/stack.hpp) and use() builds the middleware with basic_server's own Policy. The
 // spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
 // sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
@@ -14052,50 +14052,75 @@ std::optional<T> require_query(request& req, response& res, std::string_view key
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 #define SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
 
+// begin skiff/policy/bounded_count.hpp
+// A count with a bound, shared by every loop of one server, as its threading policy needs it:
+// a plain integer under `single` (one thread: no atomic compiled in), an atomic under `sharded`
+// and `shared`. bounded_count<Policy> picks the one; code above the policy names only that.
+//
+// Invariant: the count never stays above its bound; each take() that answers true is matched
+// by one give_back(). Relaxed atomics: the count orders nothing else, and fetch_add makes each
+// slot taken once.
+//
+// Not here: what the count counts (middleware/concurrency_limit.hpp counts requests in flight).
+#ifndef SKIFF_POLICY_BOUNDED_COUNT_HPP
+#define SKIFF_POLICY_BOUNDED_COUNT_HPP
 
-#include <atomic>       // the count, under the threaded policies only
+
+#include <atomic>       // the count under the threaded policies
+#include <cstddef>      // std::size_t
+#include <type_traits>  // std::conditional_t
+
+namespace skiff::detail {
+
+class one_thread_count {
+public:
+    explicit one_thread_count(std::size_t bound) noexcept : bound_(bound) {}
+    bool take() noexcept {
+        if (now_ >= bound_) return false;
+        ++now_;
+        return true;
+    }
+    void give_back() noexcept { --now_; }
+
+private:
+    std::size_t now_ = 0;
+    std::size_t bound_;
+};
+
+class many_threads_count {
+public:
+    explicit many_threads_count(std::size_t bound) noexcept : bound_(bound) {}
+    bool take() noexcept {
+        if (now_.fetch_add(1, std::memory_order_relaxed) < bound_) return true;
+        now_.fetch_sub(1, std::memory_order_relaxed);
+        return false;
+    }
+    void give_back() noexcept { now_.fetch_sub(1, std::memory_order_relaxed); }
+
+private:
+    std::atomic<std::size_t> now_{0};
+    std::size_t bound_;
+};
+
+template <class Policy>
+using bounded_count = std::conditional_t<is_single<Policy>, one_thread_count, many_threads_count>;
+
+} // namespace skiff::detail
+
+#endif // SKIFF_POLICY_BOUNDED_COUNT_HPP
+// end skiff/policy/bounded_count.hpp
+
 #include <cstddef>      // std::size_t
 #include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
-#include <type_traits>  // std::conditional_t, std::is_same_v
+#include <type_traits>  // std::is_same_v
 
 namespace skiff {
 namespace detail {
 
-enum class admission : unsigned char { admitted, refused };
-
+// The requests in flight, as the server's policy counts (policy/bounded_count.hpp).
 template <class Policy>
-class in_flight_count {
-    using count = std::conditional_t<is_single<Policy>, std::size_t, std::atomic<std::size_t>>;
-
-public:
-    explicit in_flight_count(std::size_t limit) noexcept : limit_(limit) {}
-
-    admission enter() noexcept {
-        if constexpr (is_single<Policy>) {
-            if (now_ >= limit_) return admission::refused;
-            ++now_;
-        } else {
-            // Relaxed: the count orders nothing else; fetch_add makes each slot taken once.
-            if (now_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
-                now_.fetch_sub(1, std::memory_order_relaxed);
-                return admission::refused;
-            }
-        }
-        return admission::admitted;
-    }
-    void leave() noexcept {
-        if constexpr (is_single<Policy>) {
-            --now_;
-        } else {
-            now_.fetch_sub(1, std::memory_order_relaxed);
-        }
-    }
-
-private:
-    count now_{0};
-    std::size_t limit_;
-};
+using in_flight_count = bounded_count<Policy>;
 
 // Leaves the count when the chain returns or throws, unless the answer was deferred: then
 // when the loop is done with it.
@@ -14106,14 +14131,14 @@ public:
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
     ~in_flight_slot() {
-        if (state_ == slot_state::held) count_->leave();
+        if (state_ == slot_state::held) count_->give_back();
     }
 
     // After the chain returned: a deferred answer takes the slot with it.
     void follow(response& res) {
         deferred_state* later = response_access::pending_deferred(res);
         if (later == nullptr) return;
-        append_call(later->on_settled, std::function<void()>([count = count_] { count->leave(); }));  // a copy: the answer may outlive the app
+        append_call(later->on_settled, std::function<void()>([count = count_] { count->give_back(); }));  // a copy: the answer may outlive the app
         state_ = slot_state::handed_over;
     }
 
@@ -14130,7 +14155,7 @@ public:
     explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
     template <class Next>
     void serve(request&, response& res, const Next& go) const {
-        if (count_->enter() == admission::refused) {
+        if (!count_->take()) {
             res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;
         }
@@ -15851,9 +15876,9 @@ private:
 // taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
 // options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
 // handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
-// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded), or
-// a hub timer under shared (taker_hub.hpp). While output is parked the session's write deadline stands
-// instead (the client does not read).
+// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded),
+// or a hub timer under shared (taker_hub.hpp). While output is parked the session's write
+// deadline stands instead (the client does not read).
 //
 // Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
 // as a push stream's does: past push output's share the connection stalled longest is closed.

@@ -10,8 +10,8 @@
 // limit bounds the requests waiting on a pool or an upstream; under `sharded` the count is
 // over all loops.
 //
-// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise.
-// Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
+// The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise
+// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
 // (middleware/stack.hpp) and use() builds the middleware with basic_server's own Policy. The
 // spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
 // sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
@@ -27,51 +27,20 @@
 #include "skiff/http/response.hpp"
 #include "skiff/http/response_access.hpp"
 #include "skiff/middleware/stack.hpp"
+#include "skiff/policy/bounded_count.hpp"
 #include "skiff/policy/policy.hpp"
 
-#include <atomic>       // the count, under the threaded policies only
 #include <cstddef>      // std::size_t
 #include <functional>   // std::function: what runs when a deferred answer settles
 #include <memory>       // std::shared_ptr: the count, shared by every copy
-#include <type_traits>  // std::conditional_t, std::is_same_v
+#include <type_traits>  // std::is_same_v
 
 namespace skiff {
 namespace detail {
 
-enum class admission : unsigned char { admitted, refused };
-
+// The requests in flight, as the server's policy counts (policy/bounded_count.hpp).
 template <class Policy>
-class in_flight_count {
-    using count = std::conditional_t<is_single<Policy>, std::size_t, std::atomic<std::size_t>>;
-
-public:
-    explicit in_flight_count(std::size_t limit) noexcept : limit_(limit) {}
-
-    admission enter() noexcept {
-        if constexpr (is_single<Policy>) {
-            if (now_ >= limit_) return admission::refused;
-            ++now_;
-        } else {
-            // Relaxed: the count orders nothing else; fetch_add makes each slot taken once.
-            if (now_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
-                now_.fetch_sub(1, std::memory_order_relaxed);
-                return admission::refused;
-            }
-        }
-        return admission::admitted;
-    }
-    void leave() noexcept {
-        if constexpr (is_single<Policy>) {
-            --now_;
-        } else {
-            now_.fetch_sub(1, std::memory_order_relaxed);
-        }
-    }
-
-private:
-    count now_{0};
-    std::size_t limit_;
-};
+using in_flight_count = bounded_count<Policy>;
 
 // Leaves the count when the chain returns or throws, unless the answer was deferred: then
 // when the loop is done with it.
@@ -82,14 +51,14 @@ public:
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
     ~in_flight_slot() {
-        if (state_ == slot_state::held) count_->leave();
+        if (state_ == slot_state::held) count_->give_back();
     }
 
     // After the chain returned: a deferred answer takes the slot with it.
     void follow(response& res) {
         deferred_state* later = response_access::pending_deferred(res);
         if (later == nullptr) return;
-        append_call(later->on_settled, std::function<void()>([count = count_] { count->leave(); }));  // a copy: the answer may outlive the app
+        append_call(later->on_settled, std::function<void()>([count = count_] { count->give_back(); }));  // a copy: the answer may outlive the app
         state_ = slot_state::handed_over;
     }
 
@@ -106,7 +75,7 @@ public:
     explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
     template <class Next>
     void serve(request&, response& res, const Next& go) const {
-        if (count_->enter() == admission::refused) {
+        if (!count_->take()) {
             res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
             return;
         }

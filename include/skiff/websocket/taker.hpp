@@ -14,9 +14,9 @@
 // taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
 // options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
 // handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
-// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded), or
-// a hub timer under shared (taker_hub.hpp). While output is parked the session's write deadline stands
-// instead (the client does not read).
+// (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded),
+// or a hub timer under shared (taker_hub.hpp). While output is parked the session's write
+// deadline stands instead (the client does not read).
 //
 // Output a client leaves unread joins the budget's line of pushed output (push_ledger.hpp),
 // as a push stream's does: past push output's share the connection stalled longest is closed.
