@@ -89,22 +89,23 @@
 
 // begin skiff/async/hub.hpp
 // The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
-// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
-// watches, and, under shared, the sockets of the connections it holds for the workers (a
-// deferred answer's, a WebSocket's: hold_socket; both kept by hub_watches.hpp). It does not know connections: a task is a
-// function of the loop's context, an answer reaches its connection through answer_wait.hpp,
-// and a held socket's readiness runs the function its holder gave. It is made only when a program
-// defers or asks for a loop, so its mutex is compiled into such programs only.
+// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or EVFILT_USER
+// on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it watches, and,
+// under shared, the sockets of the connections it holds for the workers (a deferred answer's, a
+// WebSocket's: hold_socket; both kept by hub_watches.hpp). It does not know connections: a task
+// is a function of the loop's context, an answer reaches its connection through
+// answer_wait.hpp, and a held socket's readiness runs the function its holder gave. It is made
+// only when a program defers or asks for a loop, so its mutex is compiled into such programs
+// only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
 // never after detach(): from then on posts are refused (a handle that outlives its server
 // completes as a no-op). A turn runs at most tasks_per_turn tasks; the rest wait for the next
 // turn, after the ready I/O (the wait does not block while some are left), so a fan-out that
-// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch
-// callbacks run under the process lock (a recursive mutex, taken uncontended except under the
-// shared policy, where it makes one thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
-// handles that name it, and by itself until detach().
+// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch callbacks
+// run under the process lock (a recursive mutex, taken uncontended except under the shared
+// policy, where it makes one thread at a time the hub's processor). The hub is kept alive by
+// the shared_ptrs of the handles that name it, and by itself until detach().
 //
 // Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
 // that stop_grace after begin_stop() it can end each one still open (a 503, or the last chunk
@@ -5855,8 +5856,9 @@ public:
         }
     }
 
-    // A connection's socket, re-aimed at owner (one-shot: once per call); `keep()` (what keeps
-    // owner alive) is asked for only on the first call for an owner, since every re-arm calls again.
+    // A connection's socket, re-aimed at owner (one-shot: once per call); `keep()` (what
+    // keeps owner alive) is asked for only on the first call for an owner, since every re-arm
+    // calls again.
     template <class Keep>
     void hold(void* owner, Keep keep, socket_ready_fn ready, int fd, std::uint8_t what) {
         {
@@ -14043,10 +14045,11 @@ std::optional<T> require_query(request& req, response& res, std::string_view key
 // over all loops.
 //
 // The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise
-// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
-// (middleware/stack.hpp) and use() builds the middleware with basic_server's own Policy. The
-// spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
-// sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
+// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's:
+// concurrency_limit(n) returns a maker (middleware/stack.hpp) and use() builds the middleware
+// with basic_server's own Policy. The spelling concurrency_limit<Policy>(n) of earlier versions
+// let a `single` count onto a sharded server (a data race, found by ThreadSanitizer); it now
+// fails to compile, saying so.
 //
 // Not here: queueing beyond the limit; per-route or per-client limits.
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP
@@ -16921,14 +16924,15 @@ inline void ws_taker::tell_close(websocket::close_code code, std::string_view re
 // begin skiff/websocket/taker_later.hpp
 // The WebSocket taker while an upgrade is decided later (taker.hpp has the class).
 //
-// An upgrade decided later (websocket::accept_later) starts in the `deciding` stage: nothing is written,
-// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
-// at the decision's deadline and the stop (503). The decision comes as a post does (under
-// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
+// An upgrade decided later (websocket::accept_later) starts in the `deciding` stage: nothing
+// is written, what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each
+// tick looks at the decision's deadline and the stop (503). The decision comes as a post does
+// (under shared, kept in ws_state::early until the hub holds the connection): the 101, and the
 // WebSocket opens; or the refusal, written as a late answer once the connection is no longer
 // handed (refuse()).
 //
-// Not here: the decision's handle (upgrade.hpp: pending_upgrade), or how it travels (taker_hub.hpp).
+// Not here: the decision's handle (upgrade.hpp: pending_upgrade), or how it travels
+// (taker_hub.hpp).
 #ifndef SKIFF_WEBSOCKET_TAKER_LATER_HPP
 #define SKIFF_WEBSOCKET_TAKER_LATER_HPP
 

@@ -1,20 +1,21 @@
 // The concrete loop hub (engine/loop_hub.hpp states the interface): an inbox of tasks that any
-// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or
-// EVFILT_USER on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it
-// watches, and, under shared, the sockets of the connections it holds for the workers (a
-// deferred answer's, a WebSocket's: hold_socket; both kept by hub_watches.hpp). It does not know connections: a task is a
-// function of the loop's context, an answer reaches its connection through answer_wait.hpp,
-// and a held socket's readiness runs the function its holder gave. It is made only when a program
-// defers or asks for a loop, so its mutex is compiled into such programs only.
+// thread posts to a loop, the notifier that wakes the loop for them (an eventfd, or EVFILT_USER
+// on kqueue), the loop's timers (hub_timers.hpp), the foreign descriptors it watches, and,
+// under shared, the sockets of the connections it holds for the workers (a deferred answer's, a
+// WebSocket's: hold_socket; both kept by hub_watches.hpp). It does not know connections: a task
+// is a function of the loop's context, an answer reaches its connection through
+// answer_wait.hpp, and a held socket's readiness runs the function its holder gave. It is made
+// only when a program defers or asks for a loop, so its mutex is compiled into such programs
+// only.
 //
 // Invariants. Posting takes the inbox lock; a task runs on the loop, in the order posted, and
 // never after detach(): from then on posts are refused (a handle that outlives its server
 // completes as a no-op). A turn runs at most tasks_per_turn tasks; the rest wait for the next
 // turn, after the ready I/O (the wait does not block while some are left), so a fan-out that
-// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch
-// callbacks run under the process lock (a recursive mutex, taken uncontended except under the
-// shared policy, where it makes one thread at a time the hub's processor). The hub is kept alive by the shared_ptrs of the
-// handles that name it, and by itself until detach().
+// posts a task per subscriber cannot starve the loop's reads. Tasks, timers and watch callbacks
+// run under the process lock (a recursive mutex, taken uncontended except under the shared
+// policy, where it makes one thread at a time the hub's processor). The hub is kept alive by
+// the shared_ptrs of the handles that name it, and by itself until detach().
 //
 // Stop (docs/stopping.md): the hub knows every deferred answer made on its loop (track()), so
 // that stop_grace after begin_stop() it can end each one still open (a 503, or the last chunk

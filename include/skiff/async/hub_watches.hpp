@@ -82,8 +82,9 @@ public:
         }
     }
 
-    // A connection's socket, re-aimed at owner (one-shot: once per call); `keep()` (what keeps
-    // owner alive) is asked for only on the first call for an owner, since every re-arm calls again.
+    // A connection's socket, re-aimed at owner (one-shot: once per call); `keep()` (what
+    // keeps owner alive) is asked for only on the first call for an owner, since every re-arm
+    // calls again.
     template <class Keep>
     void hold(void* owner, Keep keep, socket_ready_fn ready, int fd, std::uint8_t what) {
         {

@@ -11,10 +11,11 @@
 // over all loops.
 //
 // The count is a plain integer under `single` (no atomic compiled in), an atomic otherwise
-// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's: concurrency_limit(n) returns a maker
-// (middleware/stack.hpp) and use() builds the middleware with basic_server's own Policy. The
-// spelling concurrency_limit<Policy>(n) of earlier versions let a `single` count onto a
-// sharded server (a data race, found by ThreadSanitizer); it now fails to compile, saying so.
+// (policy/bounded_count.hpp). Which one is the server's choice, never the caller's:
+// concurrency_limit(n) returns a maker (middleware/stack.hpp) and use() builds the middleware
+// with basic_server's own Policy. The spelling concurrency_limit<Policy>(n) of earlier versions
+// let a `single` count onto a sharded server (a data race, found by ThreadSanitizer); it now
+// fails to compile, saying so.
 //
 // Not here: queueing beyond the limit; per-route or per-client limits.
 #ifndef SKIFF_MIDDLEWARE_CONCURRENCY_LIMIT_HPP

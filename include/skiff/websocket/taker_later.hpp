@@ -1,13 +1,14 @@
 // The WebSocket taker while an upgrade is decided later (taker.hpp has the class).
 //
-// An upgrade decided later (websocket::accept_later) starts in the `deciding` stage: nothing is written,
-// what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each tick looks
-// at the decision's deadline and the stop (503). The decision comes as a post does (under
-// shared, kept in ws_state::early until the hub holds the connection): the 101, and the
+// An upgrade decided later (websocket::accept_later) starts in the `deciding` stage: nothing
+// is written, what the client sends is kept (ws_deciding, within ws_deciding_bytes), and each
+// tick looks at the decision's deadline and the stop (503). The decision comes as a post does
+// (under shared, kept in ws_state::early until the hub holds the connection): the 101, and the
 // WebSocket opens; or the refusal, written as a late answer once the connection is no longer
 // handed (refuse()).
 //
-// Not here: the decision's handle (upgrade.hpp: pending_upgrade), or how it travels (taker_hub.hpp).
+// Not here: the decision's handle (upgrade.hpp: pending_upgrade), or how it travels
+// (taker_hub.hpp).
 #ifndef SKIFF_WEBSOCKET_TAKER_LATER_HPP
 #define SKIFF_WEBSOCKET_TAKER_LATER_HPP
 
