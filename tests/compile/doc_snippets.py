@@ -52,9 +52,9 @@ DOCTEST_MAIN = "#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN\n"
 
 
 def render(path, mode, line, code):
-    if mode == "unit":
-        return f'{QUIET}#line {line} "{path}"\n{code}\n'
-    return f'{QUIET}{DOCTEST_MAIN}#line {line} "{path}"\n{code}\n'
+    """A whole block: a unit as written, a doctest block with doctest's main."""
+    main = DOCTEST_MAIN if mode == "doctest" else ""
+    return f'{QUIET}{main}#line {line} "{path}"\n{code}\n'
 
 
 def render_statements(path, blocks):
