@@ -14121,16 +14121,12 @@ using bounded_count = std::conditional_t<is_single<Policy>, one_thread_count, ma
 namespace skiff {
 namespace detail {
 
-// The requests in flight, as the server's policy counts (policy/bounded_count.hpp).
-template <class Policy>
-using in_flight_count = bounded_count<Policy>;
-
 // Leaves the count when the chain returns or throws, unless the answer was deferred: then
 // when the loop is done with it.
 template <class Policy>
 class in_flight_slot {
 public:
-    explicit in_flight_slot(const std::shared_ptr<in_flight_count<Policy>>& c) noexcept : count_(c) {}
+    explicit in_flight_slot(const std::shared_ptr<bounded_count<Policy>>& c) noexcept : count_(c) {}
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
     ~in_flight_slot() {
@@ -14147,7 +14143,7 @@ public:
 
 private:
     enum class slot_state : unsigned char { held, handed_over };
-    const std::shared_ptr<in_flight_count<Policy>>& count_;
+    const std::shared_ptr<bounded_count<Policy>>& count_;
     slot_state state_ = slot_state::held;
 };
 
@@ -14155,7 +14151,7 @@ private:
 template <class Policy>
 class limit_state {
 public:
-    explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
+    explicit limit_state(std::size_t limit) : count_(std::make_shared<bounded_count<Policy>>(limit)) {}
     template <class Next>
     void serve(request&, response& res, const Next& go) const {
         if (!count_->take()) {
@@ -14168,7 +14164,7 @@ public:
     }
 
 private:
-    std::shared_ptr<in_flight_count<Policy>> count_;
+    std::shared_ptr<bounded_count<Policy>> count_;
 };
 
 // What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().
@@ -17021,8 +17017,9 @@ inline fate ws_taker::on_decision(door& d, connection& c, ws_decision& what) {
 // The engine knows none of this: a program that never upgrades compiles none of it (every
 // function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
 //
-// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the connection's
-// reading, deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
+// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the
+// connection's reading, deadlines and the steps the hub brings), this file (the upgrade, and
+// the peer's sending).
 //
 // Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
 // event, the loop hub's processor takes each WebSocket from the workers once the upgrade's

@@ -39,16 +39,12 @@
 namespace skiff {
 namespace detail {
 
-// The requests in flight, as the server's policy counts (policy/bounded_count.hpp).
-template <class Policy>
-using in_flight_count = bounded_count<Policy>;
-
 // Leaves the count when the chain returns or throws, unless the answer was deferred: then
 // when the loop is done with it.
 template <class Policy>
 class in_flight_slot {
 public:
-    explicit in_flight_slot(const std::shared_ptr<in_flight_count<Policy>>& c) noexcept : count_(c) {}
+    explicit in_flight_slot(const std::shared_ptr<bounded_count<Policy>>& c) noexcept : count_(c) {}
     in_flight_slot(const in_flight_slot&) = delete;
     in_flight_slot& operator=(const in_flight_slot&) = delete;
     ~in_flight_slot() {
@@ -65,7 +61,7 @@ public:
 
 private:
     enum class slot_state : unsigned char { held, handed_over };
-    const std::shared_ptr<in_flight_count<Policy>>& count_;
+    const std::shared_ptr<bounded_count<Policy>>& count_;
     slot_state state_ = slot_state::held;
 };
 
@@ -73,7 +69,7 @@ private:
 template <class Policy>
 class limit_state {
 public:
-    explicit limit_state(std::size_t limit) : count_(std::make_shared<in_flight_count<Policy>>(limit)) {}
+    explicit limit_state(std::size_t limit) : count_(std::make_shared<bounded_count<Policy>>(limit)) {}
     template <class Next>
     void serve(request&, response& res, const Next& go) const {
         if (!count_->take()) {
@@ -86,7 +82,7 @@ public:
     }
 
 private:
-    std::shared_ptr<in_flight_count<Policy>> count_;
+    std::shared_ptr<bounded_count<Policy>> count_;
 };
 
 // What concurrency_limit(n) returns: basic_server::use() calls for_policy<its Policy>().

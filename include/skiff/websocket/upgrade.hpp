@@ -25,8 +25,9 @@
 // The engine knows none of this: a program that never upgrades compiles none of it (every
 // function is inline and reached only from accept(); tests/compile/no_feature_symbols.cmake).
 //
-// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the connection's
-// reading, deadlines and the steps the hub brings), this file (the upgrade, and the peer's sending).
+// The parts: peer.hpp (what the application holds), taker.hpp and its parts (the
+// connection's reading, deadlines and the steps the hub brings), this file (the upgrade, and
+// the peer's sending).
 //
 // Every policy serves WebSocket. Under shared, where any worker may serve a connection's next
 // event, the loop hub's processor takes each WebSocket from the workers once the upgrade's
