@@ -1789,9 +1789,9 @@ inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
 // end skiff/detail/scan.hpp
 // begin skiff/http/response_head.hpp
 // The parts a response's head is made of, below the response itself (response.hpp): the fixed
-// text of a head, the number formatting and copies it is written with, the fields held or
-// kept aside for a head written later, and the pre-composed 200 heads (ok_heads), refreshed
-// once a second.
+// text of a head, the number formatting and copies it is written with, the rules a field
+// written must keep, the fields held or kept aside for a head written later, and the
+// pre-composed 200 heads (ok_heads), refreshed once a second.
 //
 // It does not decide what a head says (response.hpp does) nor when it is written. Invariant:
 // each block of ok_heads is the exact head text for its type and the current Date line.
@@ -1917,8 +1917,10 @@ inline constexpr char decimal_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-// Decimal digits of v, written backwards ending at `end`; returns the first digit.
-inline char* format_decimal(char* end, std::uint64_t v) noexcept {
+// Decimal digits of v, written backwards ending at `end`; returns the first digit. Always
+// inline: GCC otherwise calls it once it has a few callers (measured: GET /hello +11
+// instructions a request).
+SKIFF_ALWAYS_INLINE char* format_decimal(char* end, std::uint64_t v) noexcept {
     const char* pairs = decimal_pairs;
     while (v >= 100) {
         std::size_t i = static_cast<std::size_t>(v % 100) * 2;
@@ -1996,11 +1998,17 @@ SKIFF_ALWAYS_INLINE void move_up(char* to, const char* from, std::size_t n) noex
     }
 }
 
-// The decimal digits of v written at p, in place (their count first): no staging copy.
-inline char* put_decimal(char* p, std::uint64_t v) noexcept {
-    // Most bodies are under 10,000 bytes: their digit count takes compares, not divisions.
+// How many decimal digits v has. Most bodies are under 10,000 bytes: their digit count takes
+// compares, not divisions.
+inline std::size_t decimal_digits(std::uint64_t v) noexcept {
     std::size_t n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5;
     for (std::uint64_t t = v / 100000; t != 0; t /= 10) ++n;
+    return n;
+}
+
+// The decimal digits of v written at p, in place (their count first): no staging copy.
+inline char* put_decimal(char* p, std::uint64_t v) noexcept {
+    std::size_t n = decimal_digits(v);
     format_decimal(p + n, v);
     return p + n;
 }
@@ -2012,6 +2020,24 @@ struct held_fields {
     bool has_type = false;
     bool has_date = false;
 };
+
+// What header() writes of a field, and the built-ins check once: a token name, and a value
+// without CR, LF or NUL, so that no field can split the response.
+inline bool valid_field(std::string_view name, std::string_view value) noexcept {
+    if (name.empty() || !all_tchars(name)) return false;
+    for (char c : value)
+        if (c == '\r' || c == '\n' || c == '\0') return false;
+    return true;
+}
+
+// The fields skiff frames and dates itself, which a late field may not change.
+inline bool is_framing_field(std::string_view name) noexcept {
+    return iequals_lower(name, "content-length") || iequals_lower(name, "transfer-encoding") ||
+           iequals_lower(name, "connection") || iequals_lower(name, "date");
+}
+
+// Whether send_ok() notes where the head ends (response::head_end_), for a late field to come.
+enum class head_end : std::uint8_t { unnoted, noted };
 
 // Header lines known at start-up ("name: value\r\n" each, checked once), added to an answer by
 // reference (response_access::add_fixed_fields): a request pays one copy of them, into its head.
@@ -2120,7 +2146,7 @@ public:
 
     // Adds a header field (written as given). See the file comment for what is dropped.
     response& header(std::string_view name, std::string_view value) {
-        if (!valid_field(name, value)) return *this;
+        if (!detail::valid_field(name, value)) return *this;
         if (sent_) return late_header(name, value);
         if (!note_special(name, value)) return *this;
         std::size_t size = field_size(name, value);
@@ -2207,7 +2233,7 @@ private:
     // A field after the head was written (by middleware after the handler): inserted before
     // the blank line that ends the head. Fields skiff frames itself are not changed late.
     response& late_header(std::string_view name, std::string_view value) {
-        if (deferred_ != nullptr || is_framing_field(name)) return *this;
+        if (deferred_ != nullptr || detail::is_framing_field(name)) return *this;
         if (char* p = late_room(field_size(name, value))) put_field(p, name, value);
         return *this;
     }
@@ -2273,18 +2299,6 @@ private:
         std::memcpy(p, "\r\n", 2);
     }
 
-    static bool is_framing_field(std::string_view name) noexcept {
-        return detail::iequals_lower(name, "content-length") || detail::iequals_lower(name, "transfer-encoding") ||
-               detail::iequals_lower(name, "connection") || detail::iequals_lower(name, "date");
-    }
-
-    static bool valid_field(std::string_view name, std::string_view value) noexcept {
-        if (name.empty() || !detail::all_tchars(name)) return false;
-        for (char c : value)
-            if (c == '\r' || c == '\n' || c == '\0') return false;
-        return true;
-    }
-
     // Fields skiff writes itself. Returns false when the field must not be written as given.
     bool note_special(std::string_view name, std::string_view value) noexcept {
         using detail::length_of;
@@ -2309,12 +2323,19 @@ private:
     // takes its head pre-composed; any other goes through write_head().
     void send_known(std::string_view body, detail::known_type t) {
         bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
-        if (plain) return aside_ == detail::head_aside::none ? send_ok(body, t) : send_ok_aside(body, t);
+        if (plain) {
+            if (aside_ == detail::head_aside::none) return send_ok<detail::head_end::unnoted>(body, t);
+            // Nothing kept aside, a late field to come (the response timer's): the plain head, its
+            // end noted (measured: response_timer() +171 -> +162 instructions a request).
+            if (extras_ == 0) return send_ok<detail::head_end::noted>(body, t);
+            return send_ok_aside(body, t);
+        }
         send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
     }
 
     // Layout: [block, copied whole][length digits]["\r\n\r\n"][body]. The room reserved
     // covers the whole block copy as well as the bytes that really follow its size.
+    template <detail::head_end End>
     void send_ok(std::string_view body, detail::known_type t) {
         sent_ = true;
         heads_.refresh(*date_);
@@ -2324,6 +2345,7 @@ private:
                                     end_of_head.size() + copied);
         std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
         char* p = detail::put_decimal(start + heads_.size(t), body.size());
+        if constexpr (End == detail::head_end::noted) head_end_ = start_ + static_cast<std::size_t>(p - start) + detail::head_text::crlf.size();
         std::memcpy(p, end_of_head.data(), end_of_head.size());
         p = detail::put(p + end_of_head.size(), body.substr(0, copied));
         out_->commit(static_cast<std::size_t>(p - start));
@@ -4875,7 +4897,7 @@ struct response_access {
     // For fields checked once at start-up (the built-in middleware's): what header() would
     // keep, and adding such a field without header()'s per-call checks.
     static bool checkable_field(std::string_view name, std::string_view value) noexcept {
-        return response::valid_field(name, value) && !response::is_framing_field(name) &&
+        return valid_field(name, value) && !is_framing_field(name) &&
                !iequals_lower(name, "content-type");
     }
     // name and value must pass checkable_field(). Kept aside for the head (the file comment)
@@ -4886,6 +4908,25 @@ struct response_access {
         std::size_t size = response::field_size(name, value);
         if (char* p = r.sent_ ? noted_late_room(r, size) : aside_room(r, size)) return response::put_line(p, name, value);
         add_field_elsewhere(r, name, value);
+    }
+    // add_checked_field() for a value that put_value(char*) writes, value_size bytes, in the
+    // field's place: not formatted elsewhere and copied (the response timer's, measured below).
+    // Where the field is not added in place, put_value writes into `spare` (value_size bytes)
+    // and the field goes as add_checked_field() sends it.
+    template <class PutValue>
+    SKIFF_ALWAYS_INLINE static void add_checked_field(response& r, std::string_view name, std::size_t value_size,
+                                                      char* spare, const PutValue& put_value) {
+        namespace text = head_text;
+        std::size_t size = name.size() + text::field_separator.size() + value_size + text::crlf.size();
+        char* p = r.sent_ ? noted_late_room(r, size) : aside_room(r, size);
+        if (p == nullptr) {
+            put_value(spare);
+            return add_field_elsewhere(r, name, {spare, value_size});
+        }
+        p = put(p, name);
+        std::memcpy(p, text::field_separator.data(), text::field_separator.size());
+        put_value(p + text::field_separator.size());
+        std::memcpy(p + text::field_separator.size() + value_size, text::crlf.data(), text::crlf.size());
     }
     // Lines composed and checked at start-up (each as add_checked_field() requires), added by
     // reference when they are the first extra; copied otherwise. `block` outlives the chain.
@@ -14579,33 +14620,51 @@ namespace detail {
 
 inline constexpr std::string_view server_timing_prefix = "app;dur=";
 inline constexpr std::string_view millis_suffix = "ms";
-// The longest value is the prefix, 20 digits, '.' and 3 more (32); 8 bytes over it, so that
-// GCC's -Warray-bounds does not take put()'s branch for copies over 32 bytes, inlined with
-// this room, for a certain overrun.
+// Room for the longest value: the prefix, 20 digits, '.' and 3 more (32; the suffix is
+// shorter than the prefix); 8 bytes over it, so that GCC's -Wstringop-overflow does not take
+// put()'s branch for copies over 32 bytes, inlined with this room, for a certain overrun.
 inline constexpr std::size_t timer_value_room = server_timing_prefix.size() + head_text::max_decimal_digits + 4 + 8;
 
-// "<prefix><ms>.<3 digits><suffix>" in room: one division for the milliseconds, and the
-// three decimals as a digit and a pair from the table (measured, middleware_counts.py:
-// response_timer() +195 -> +171 instructions a request, against a division a decimal).
-inline std::string_view format_millis(char (&room)[timer_value_room], std::uint64_t micros, timer_field f) {
-    char* p = f == timer_field::server_timing ? put(room, server_timing_prefix) : room;
-    std::uint64_t ms = micros / 1000;
-    auto frac = static_cast<unsigned>(micros - ms * 1000);
-    unsigned hundreds = frac / 100;
-    p = put_decimal(p, ms);
-    p[0] = '.';
-    p[1] = static_cast<char>('0' + hundreds);
-    std::memcpy(p + 2, decimal_pairs + 2 * (frac - hundreds * 100), 2);
-    p += 4;
-    if (f == timer_field::response_time) p = put(p, millis_suffix);
-    return {room, static_cast<std::size_t>(p - room)};
-}
+// The value "<prefix><ms>.<3 digits><suffix>" for a time in microseconds: its size first,
+// then written in the field's place (response_access::add_checked_field with a writer), not
+// formatted aside and copied (measured, middleware_counts.py: response_timer() +158 -> +149
+// instructions a request). One division for the milliseconds, and the three decimals as a
+// digit and a pair from the table (+195 -> +171, against a division a decimal).
+template <timer_field Field>
+class millis_value {
+public:
+    explicit millis_value(std::uint64_t micros) noexcept
+        : ms_(micros / 1000), frac_(static_cast<unsigned>(micros - ms_ * 1000)), digits_(decimal_digits(ms_)) {}
+
+    std::size_t size() const noexcept { return affix.size() + digits_ + 4; }
+    SKIFF_ALWAYS_INLINE void operator()(char* p) const noexcept {
+        if constexpr (Field == timer_field::server_timing) p = put(p, affix);
+        format_decimal(p + digits_, ms_);
+        p += digits_;
+        unsigned hundreds = frac_ / 100;
+        p[0] = '.';
+        p[1] = static_cast<char>('0' + hundreds);
+        std::memcpy(p + 2, decimal_pairs + 2 * (frac_ - hundreds * 100), 2);
+        if constexpr (Field == timer_field::response_time) put(p + 4, affix);
+    }
+
+private:
+    // What the field's form adds to the number: Server-Timing's prefix, X-Response-Time's suffix.
+    static constexpr std::string_view affix =
+        Field == timer_field::server_timing ? server_timing_prefix : millis_suffix;
+
+    std::uint64_t ms_;
+    unsigned frac_;
+    std::size_t digits_;
+};
 
 // The steady clock (CLOCK_MONOTONIC, which std::chrono::steady_clock reads on Linux and the
 // BSDs), in nanoseconds, read with clock_gettime itself: steady_clock::now() is a call into
 // the C++ library around it (measured: about 20 instructions a request for the two reads).
+// ts is left unset for clock_gettime to fill: it fails only for a clock or an address that is
+// not valid, and neither is, so the zeroing would be two stores a reading for nothing.
 inline std::uint64_t monotonic_nanos() noexcept {
-    timespec ts{};
+    timespec ts;
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
@@ -14618,10 +14677,10 @@ struct response_timer_state {
         response_access::expect_late_fields(res);  // the head notes its end: no scan for it
         std::uint64_t start = monotonic_nanos();
         go();
-        std::uint64_t micros = (monotonic_nanos() - start) / 1000;
-        char room[timer_value_room];
+        millis_value<Field> value((monotonic_nanos() - start) / 1000);
+        char spare[timer_value_room];
         constexpr std::string_view name = Field == timer_field::server_timing ? "Server-Timing" : "X-Response-Time";
-        response_access::add_checked_field(res, name, format_millis(room, micros, Field));
+        response_access::add_checked_field(res, name, value.size(), spare, value);
     }
 };
 

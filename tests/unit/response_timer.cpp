@@ -18,15 +18,20 @@
 
 namespace {
 
-std::string server_timing(std::uint64_t micros) {
-    char room[skiff::detail::timer_value_room];
-    return std::string(skiff::detail::format_millis(room, micros, skiff::timer_field::server_timing));
+// The value as the timer writes it in the field's place, checked to be exactly size() bytes.
+template <skiff::timer_field Field>
+std::string value_of(std::uint64_t micros) {
+    skiff::detail::millis_value<Field> value(micros);
+    std::array<char, skiff::detail::timer_value_room + 1> room;
+    room.fill('#');
+    REQUIRE(value.size() <= skiff::detail::timer_value_room);
+    value(room.data());
+    CHECK(room[value.size()] == '#');  // nothing written past size()
+    return std::string(room.data(), value.size());
 }
 
-std::string response_time(std::uint64_t micros) {
-    char room[skiff::detail::timer_value_room];
-    return std::string(skiff::detail::format_millis(room, micros, skiff::timer_field::response_time));
-}
+std::string server_timing(std::uint64_t micros) { return value_of<skiff::timer_field::server_timing>(micros); }
+std::string response_time(std::uint64_t micros) { return value_of<skiff::timer_field::response_time>(micros); }
 
 struct timer_case {
     std::uint64_t micros;

@@ -72,7 +72,7 @@ public:
 
     // Adds a header field (written as given). See the file comment for what is dropped.
     response& header(std::string_view name, std::string_view value) {
-        if (!valid_field(name, value)) return *this;
+        if (!detail::valid_field(name, value)) return *this;
         if (sent_) return late_header(name, value);
         if (!note_special(name, value)) return *this;
         std::size_t size = field_size(name, value);
@@ -159,7 +159,7 @@ private:
     // A field after the head was written (by middleware after the handler): inserted before
     // the blank line that ends the head. Fields skiff frames itself are not changed late.
     response& late_header(std::string_view name, std::string_view value) {
-        if (deferred_ != nullptr || is_framing_field(name)) return *this;
+        if (deferred_ != nullptr || detail::is_framing_field(name)) return *this;
         if (char* p = late_room(field_size(name, value))) put_field(p, name, value);
         return *this;
     }
@@ -225,18 +225,6 @@ private:
         std::memcpy(p, "\r\n", 2);
     }
 
-    static bool is_framing_field(std::string_view name) noexcept {
-        return detail::iequals_lower(name, "content-length") || detail::iequals_lower(name, "transfer-encoding") ||
-               detail::iequals_lower(name, "connection") || detail::iequals_lower(name, "date");
-    }
-
-    static bool valid_field(std::string_view name, std::string_view value) noexcept {
-        if (name.empty() || !detail::all_tchars(name)) return false;
-        for (char c : value)
-            if (c == '\r' || c == '\n' || c == '\0') return false;
-        return true;
-    }
-
     // Fields skiff writes itself. Returns false when the field must not be written as given.
     bool note_special(std::string_view name, std::string_view value) noexcept {
         using detail::length_of;
@@ -261,12 +249,19 @@ private:
     // takes its head pre-composed; any other goes through write_head().
     void send_known(std::string_view body, detail::known_type t) {
         bool plain = status_ == 200 && !sent_ && !close_ && !http10_ && out_->size() == start_;
-        if (plain) return aside_ == detail::head_aside::none ? send_ok(body, t) : send_ok_aside(body, t);
+        if (plain) {
+            if (aside_ == detail::head_aside::none) return send_ok<detail::head_end::unnoted>(body, t);
+            // Nothing kept aside, a late field to come (the response timer's): the plain head, its
+            // end noted (measured: response_timer() +171 -> +162 instructions a request).
+            if (extras_ == 0) return send_ok<detail::head_end::noted>(body, t);
+            return send_ok_aside(body, t);
+        }
         send(body, detail::known_type_names[static_cast<std::size_t>(t)]);
     }
 
     // Layout: [block, copied whole][length digits]["\r\n\r\n"][body]. The room reserved
     // covers the whole block copy as well as the bytes that really follow its size.
+    template <detail::head_end End>
     void send_ok(std::string_view body, detail::known_type t) {
         sent_ = true;
         heads_.refresh(*date_);
@@ -276,6 +271,7 @@ private:
                                     end_of_head.size() + copied);
         std::memcpy(start, heads_.block(t), detail::ok_heads::room);  // constant size: inline moves
         char* p = detail::put_decimal(start + heads_.size(t), body.size());
+        if constexpr (End == detail::head_end::noted) head_end_ = start_ + static_cast<std::size_t>(p - start) + detail::head_text::crlf.size();
         std::memcpy(p, end_of_head.data(), end_of_head.size());
         p = detail::put(p + end_of_head.size(), body.substr(0, copied));
         out_->commit(static_cast<std::size_t>(p - start));

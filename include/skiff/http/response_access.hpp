@@ -96,7 +96,7 @@ struct response_access {
     // For fields checked once at start-up (the built-in middleware's): what header() would
     // keep, and adding such a field without header()'s per-call checks.
     static bool checkable_field(std::string_view name, std::string_view value) noexcept {
-        return response::valid_field(name, value) && !response::is_framing_field(name) &&
+        return valid_field(name, value) && !is_framing_field(name) &&
                !iequals_lower(name, "content-type");
     }
     // name and value must pass checkable_field(). Kept aside for the head (the file comment)
@@ -107,6 +107,25 @@ struct response_access {
         std::size_t size = response::field_size(name, value);
         if (char* p = r.sent_ ? noted_late_room(r, size) : aside_room(r, size)) return response::put_line(p, name, value);
         add_field_elsewhere(r, name, value);
+    }
+    // add_checked_field() for a value that put_value(char*) writes, value_size bytes, in the
+    // field's place: not formatted elsewhere and copied (the response timer's, measured below).
+    // Where the field is not added in place, put_value writes into `spare` (value_size bytes)
+    // and the field goes as add_checked_field() sends it.
+    template <class PutValue>
+    SKIFF_ALWAYS_INLINE static void add_checked_field(response& r, std::string_view name, std::size_t value_size,
+                                                      char* spare, const PutValue& put_value) {
+        namespace text = head_text;
+        std::size_t size = name.size() + text::field_separator.size() + value_size + text::crlf.size();
+        char* p = r.sent_ ? noted_late_room(r, size) : aside_room(r, size);
+        if (p == nullptr) {
+            put_value(spare);
+            return add_field_elsewhere(r, name, {spare, value_size});
+        }
+        p = put(p, name);
+        std::memcpy(p, text::field_separator.data(), text::field_separator.size());
+        put_value(p + text::field_separator.size());
+        std::memcpy(p + text::field_separator.size() + value_size, text::crlf.data(), text::crlf.size());
     }
     // Lines composed and checked at start-up (each as add_checked_field() requires), added by
     // reference when they are the first extra; copied otherwise. `block` outlives the chain.

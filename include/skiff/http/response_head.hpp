@@ -1,7 +1,7 @@
 // The parts a response's head is made of, below the response itself (response.hpp): the fixed
-// text of a head, the number formatting and copies it is written with, the fields held or
-// kept aside for a head written later, and the pre-composed 200 heads (ok_heads), refreshed
-// once a second.
+// text of a head, the number formatting and copies it is written with, the rules a field
+// written must keep, the fields held or kept aside for a head written later, and the
+// pre-composed 200 heads (ok_heads), refreshed once a second.
 //
 // It does not decide what a head says (response.hpp does) nor when it is written. Invariant:
 // each block of ok_heads is the exact head text for its type and the current Date line.
@@ -9,7 +9,9 @@
 #define SKIFF_HTTP_RESPONSE_HEAD_HPP
 
 #include "skiff/config.hpp"
+#include "skiff/detail/ascii.hpp"
 #include "skiff/detail/date_cache.hpp"
+#include "skiff/detail/scan.hpp"
 #include "skiff/http/status.hpp"
 
 #include <cstddef>      // std::size_t
@@ -52,8 +54,10 @@ inline constexpr char decimal_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-// Decimal digits of v, written backwards ending at `end`; returns the first digit.
-inline char* format_decimal(char* end, std::uint64_t v) noexcept {
+// Decimal digits of v, written backwards ending at `end`; returns the first digit. Always
+// inline: GCC otherwise calls it once it has a few callers (measured: GET /hello +11
+// instructions a request).
+SKIFF_ALWAYS_INLINE char* format_decimal(char* end, std::uint64_t v) noexcept {
     const char* pairs = decimal_pairs;
     while (v >= 100) {
         std::size_t i = static_cast<std::size_t>(v % 100) * 2;
@@ -131,11 +135,17 @@ SKIFF_ALWAYS_INLINE void move_up(char* to, const char* from, std::size_t n) noex
     }
 }
 
-// The decimal digits of v written at p, in place (their count first): no staging copy.
-inline char* put_decimal(char* p, std::uint64_t v) noexcept {
-    // Most bodies are under 10,000 bytes: their digit count takes compares, not divisions.
+// How many decimal digits v has. Most bodies are under 10,000 bytes: their digit count takes
+// compares, not divisions.
+inline std::size_t decimal_digits(std::uint64_t v) noexcept {
     std::size_t n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5;
     for (std::uint64_t t = v / 100000; t != 0; t /= 10) ++n;
+    return n;
+}
+
+// The decimal digits of v written at p, in place (their count first): no staging copy.
+inline char* put_decimal(char* p, std::uint64_t v) noexcept {
+    std::size_t n = decimal_digits(v);
     format_decimal(p + n, v);
     return p + n;
 }
@@ -147,6 +157,24 @@ struct held_fields {
     bool has_type = false;
     bool has_date = false;
 };
+
+// What header() writes of a field, and the built-ins check once: a token name, and a value
+// without CR, LF or NUL, so that no field can split the response.
+inline bool valid_field(std::string_view name, std::string_view value) noexcept {
+    if (name.empty() || !all_tchars(name)) return false;
+    for (char c : value)
+        if (c == '\r' || c == '\n' || c == '\0') return false;
+    return true;
+}
+
+// The fields skiff frames and dates itself, which a late field may not change.
+inline bool is_framing_field(std::string_view name) noexcept {
+    return iequals_lower(name, "content-length") || iequals_lower(name, "transfer-encoding") ||
+           iequals_lower(name, "connection") || iequals_lower(name, "date");
+}
+
+// Whether send_ok() notes where the head ends (response::head_end_), for a late field to come.
+enum class head_end : std::uint8_t { unnoted, noted };
 
 // Header lines known at start-up ("name: value\r\n" each, checked once), added to an answer by
 // reference (response_access::add_fixed_fields): a request pays one copy of them, into its head.
