@@ -4910,9 +4910,9 @@ struct response_access {
         add_field_elsewhere(r, name, value);
     }
     // add_checked_field() for a value that put_value(char*) writes, value_size bytes, in the
-    // field's place: not formatted elsewhere and copied (the response timer's, measured below).
-    // Where the field is not added in place, put_value writes into `spare` (value_size bytes)
-    // and the field goes as add_checked_field() sends it.
+    // field's place, not formatted elsewhere and copied (the response timer's; its file has the
+    // measure). Where the field is not added in place, put_value writes into `spare`
+    // (value_size bytes) and the field goes as add_checked_field() sends it.
     template <class PutValue>
     SKIFF_ALWAYS_INLINE static void add_checked_field(response& r, std::string_view name, std::size_t value_size,
                                                       char* spare, const PutValue& put_value) {

@@ -158,6 +158,26 @@ TEST_CASE_TEMPLATE("late fields: the timer's and a middleware's own, pipelined, 
     CHECK(rs[2].header("X-Own") == "1");
 }
 
+TEST_CASE("the timer behind a middleware that answered before next(): its field still reaches that answer") {
+    running_server<skiff::single> srv([](skiff::server& app) {
+        app.use([](request&, skiff::response& res, const next& go) {
+            res.text("early");  // answered here, and the rest of the chain runs all the same
+            go();
+        });
+        app.use(skiff::response_timer(skiff::timer_field::response_time));
+        app.get("/", [](request&, skiff::response& res) { res.text("from the handler, ignored"); });
+    });
+    client c(srv.port());
+    c.send(request_of("/") + request_of("/"));
+    auto rs = read_responses(c, 2);
+    REQUIRE(rs.size() == 2);
+    for (const reply& r : rs) {
+        CHECK(r.body == "early");
+        CHECK(lines_named(r.head, "X-Response-Time") == 1);
+        CHECK(r.header("Content-Length") == "5");
+    }
+}
+
 TEST_CASE("a late header on a plain answer, no built-in: found by its scan, body intact") {
     running_server<skiff::single> srv([](skiff::server& app) {
         app.use([](request&, skiff::response& res, const next& go) {
