@@ -3752,6 +3752,16 @@ inline const char* scan_method(const char* p, const char* end, method& verb) noe
     return e;
 }
 
+// What a request line still open where its window ends is answered (parse_head): 414 for a
+// long target, but 501 for a method that fills the window (RFC 9112 §3: longer than any
+// implemented) and 400 for empty lines that do (no request line at all, so no URI). Read
+// again from the start: this is the rare path, and the window alone decides it.
+inline parse_status over_the_line_limit(const char* p, const char* line_end) noexcept {
+    if (skip_empty_lines(p, line_end) != parse_status::complete) return parse_status::bad_request;
+    if (scan_tchars(p, line_end) == line_end) return parse_status::not_implemented;
+    return parse_status::uri_too_long;
+}
+
 // method SP request-target SP HTTP-version CRLF (RFC 9112 §3), p advanced past it.
 inline parse_status parse_request_line(const char*& pos, const char* end, request_head& h) noexcept {
     const char* p = pos;
@@ -3794,13 +3804,13 @@ inline parse_result parse_head(const char* buf, std::size_t len, request_head& h
     // The request line, any empty lines before it included, must end (CRLF too) within
     // max_request_line + 2 bytes. Only that window is parsed, so the answer depends on those
     // bytes alone and any split of the stream gives the same one: a line still open where
-    // the window ends is 414, whatever bytes (good or bad) follow.
+    // the window ends is 414 (or 501 or 400: over_the_line_limit), whatever bytes follow.
     std::size_t window = detail::saturating_add(limits.max_request_line, 2);
     const char* line_end = detail::cap(p, buf + len, window);
     parse_status s = detail::skip_empty_lines(p, line_end);
     if (s == parse_status::complete) s = detail::parse_request_line(p, line_end, h);
     if (s != parse_status::complete) {
-        if (s == parse_status::incomplete && len >= window) s = parse_status::uri_too_long;
+        if (s == parse_status::incomplete && len >= window) s = detail::over_the_line_limit(buf, line_end);
         return {s, 0};
     }
     detail::field_facts facts;

@@ -120,7 +120,10 @@ constexpr parse_case request_line_cases[] = {
     {"9110§15.5.15 a bad byte inside the limit is 400", "GET /a#aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad, "", tight},
     {"9112§2.2 leading empty lines count toward the limit: at it", "\r\nGET /aaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: h\r\n\r\n"sv, ok, "end=45", tight},
     {"9112§2.2 leading empty lines count toward the limit: one over", "\r\nGET /aaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: h\r\n\r\n"sv, r414, "", tight},
-    {"9112§2.2 endless empty lines are 414", "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"sv, r414, "", tight},
+    {"9112§2.2 endless empty lines are 400: no request line, so no URI too long", "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"sv, bad, "", tight},
+    {"9112§3 a method that fills the limit is 501: longer than any implemented", "GETGETGETGETGETGETGETGETGETGETGETGET / HTTP/1.1\r\n\r\n"sv, r501, "", tight},
+    {"9112§3 a method that fills the limit after an empty line is 501", "\r\nGETGETGETGETGETGETGETGETGETGETGET"sv, r501, "", tight},
+    {"9110§15.5.15 a method, then a target over the limit, is 414", "GETGETGETGETGETGET /aaaaaaaaaaaaaaaaaaaa"sv, r414, "", tight},
     {"9112§2.3 a wrong version at the limit is still 505", "GET /aaaaaaaaaaaaaaaaaa HTTP/2.0\r\nHost: h\r\n\r\n"sv, r505, "", tight},
 };
 
