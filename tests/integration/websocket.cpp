@@ -207,10 +207,21 @@ TEST_CASE_TEMPLATE("a bad handshake is refused: 426 with the version for a bad v
     response r = one_response(srv.port(), ws_upgrade_request("/echo", {}, "8"));
     CHECK(r.status == 426);
     CHECK(r.header("Sec-WebSocket-Version") == "13");
+    CHECK(r.header("Upgrade") == "websocket");  // RFC 9110 §15.5.22, with its connection option (§7.8)
+    CHECK(r.header("Connection") == "upgrade");
     std::string bad_key = ws_upgrade_request("/echo");
     bad_key.replace(bad_key.find(ws_sample_key), 4, "!!!!");
     CHECK(one_response(srv.port(), bad_key).status == 400);
     CHECK(one_response(srv.port(), "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n").status == 400);
+    // A HEAD gets its GET's answer without the body, never 405 (its Allow would say HEAD is).
+    client c(srv.port());
+    c.send("HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\nGET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string both = c.read_until([](const std::string& s) { return s.find("HTTP/1.1", 1) != std::string::npos &&
+                                                                      s.rfind("Bad Request\n") != std::string::npos; },
+                                    std::chrono::milliseconds(3000));
+    CHECK(both.rfind("HTTP/1.1 400 ", 0) == 0);
+    CHECK(both.find("HTTP/1.1 400 ", 1) != std::string::npos);  // the GET behind it, on the same connection
+    CHECK(both.find("Bad Request\n") == both.rfind("Bad Request\n"));  // one body: the GET's
 }
 
 TEST_CASE_TEMPLATE("messages come back whole with their type, fragmented or not", Policy, SKIFF_TEST_POLICIES) {

@@ -86,6 +86,13 @@ TEST_CASE("websocket handshake: each failed check names its reason and the statu
          handshake_verdict::no_connection_upgrade, 400},
         {"no version", handshake(up + key), handshake_verdict::bad_version, 426},
         {"version 8", handshake(up + key + "Sec-WebSocket-Version: 8\r\n"), handshake_verdict::bad_version, 426},
+        // Repeated, the version is refused in every order and form (RFC 9110 §5.3: the same field).
+        {"versions 8 then 13", handshake(up + key + "Sec-WebSocket-Version: 8\r\n" + v13), handshake_verdict::bad_version, 426},
+        {"versions 13 then 8", handshake(up + key + v13 + "Sec-WebSocket-Version: 8\r\n"), handshake_verdict::bad_version, 426},
+        {"versions 13 and 13", handshake(up + key + v13 + v13), handshake_verdict::bad_version, 426},
+        {"versions 13, 8 on one line", handshake(up + key + "Sec-WebSocket-Version: 13, 8\r\n"), handshake_verdict::bad_version, 426},
+        {"HEAD with a good handshake", handshake(up + key + v13, "HEAD /chat HTTP/1.1\r\n"), handshake_verdict::head_request, 400},
+        {"HEAD without the upgrade fields", handshake("", "HEAD /chat HTTP/1.1\r\n"), handshake_verdict::no_upgrade_websocket, 400},
         {"no key", handshake(up + v13), handshake_verdict::bad_key, 400},
         {"key of 15 bytes", handshake(up + "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAA\r\n" + v13), handshake_verdict::bad_key, 400},
         {"key of 17 bytes", handshake(up + "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAAA=\r\n" + v13), handshake_verdict::bad_key, 400},

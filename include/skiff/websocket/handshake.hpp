@@ -8,7 +8,8 @@
 // leaving them out of the answer, which §9.1 allows: skiff has no compression library and no
 // runtime dependency. So the frame reader rejects any RSV bit.
 // Invariants: nothing allocates but append_accept_head's output; a verdict other than accept
-// names the status to answer with (and 426 must carry the version field, §4.4).
+// names the status to answer with (and 426 must carry the version field, §4.4, and Upgrade,
+// RFC 9110 §15.5.22).
 #ifndef SKIFF_WEBSOCKET_HANDSHAKE_HPP
 #define SKIFF_WEBSOCKET_HANDSHAKE_HPP
 
@@ -40,16 +41,24 @@ inline bool lists_token(const request& req, std::string_view name, std::string_v
     return false;
 }
 
-// One Sec-WebSocket-Key whose value is the base64 of 16 bytes (§4.1 item 7, §4.2.1 item 5).
-inline bool good_websocket_key(const request& req) noexcept {
+// Whether field `name` is on exactly one line: the handshake's key and version may not be
+// repeated (§11.3.1, §11.3.5), and a repeated one must not be read by its first line alone,
+// which would answer "8" then "13" otherwise than "13" then "8" (RFC 9110 §5.3).
+inline bool one_line_of(const request& req, std::string_view name) noexcept {
     std::size_t lines = 0;
-    for (std::string_view line : req.header_values("sec-websocket-key")) {
+    for (std::string_view line : req.header_values(name)) {
         (void)line;
         ++lines;
     }
+    return lines == 1;
+}
+
+// One Sec-WebSocket-Key whose value is the base64 of 16 bytes (§4.1 item 7, §4.2.1 item 5).
+inline bool good_websocket_key(const request& req) noexcept {
     std::uint8_t nonce[16];
     std::size_t size = 0;
-    return lines == 1 && base64_decode(req.header("sec-websocket-key"), nonce, 16, size) && size == 16;
+    return one_line_of(req, "sec-websocket-key") && base64_decode(req.header("sec-websocket-key"), nonce, 16, size) &&
+           size == 16;
 }
 
 } // namespace skiff::detail
@@ -64,8 +73,9 @@ enum class handshake_verdict : std::uint8_t {
     no_host,                // §4.2.1 item 2 (400)
     no_upgrade_websocket,   // Upgrade must list the token "websocket" (400)
     no_connection_upgrade,  // Connection must list the token "upgrade" (400)
-    bad_version,            // Sec-WebSocket-Version must be 13 (426, with the version field)
+    bad_version,            // one Sec-WebSocket-Version line, 13 (426, with the version and Upgrade)
     bad_key,                // one Sec-WebSocket-Key, base64 of exactly 16 bytes (400)
+    head_request,           // a HEAD, answered as its GET would be, short of switching (400)
 };
 
 struct handshake_check {
@@ -79,15 +89,19 @@ inline constexpr std::string_view version = "13";
 inline constexpr std::string_view version_field_name = "Sec-WebSocket-Version";
 
 // Checks req as an opening handshake (§4.2.1). Allocates nothing; the key views into req.
+// A HEAD (which the router gives a GET route) gets its GET's answer for a failed check, and
+// 400 where its GET would switch: a HEAD cannot (RFC 9110 §9.3.2 asks GET's status, no body).
 inline handshake_check check_handshake(const request& req) noexcept {
     using v = handshake_verdict;
-    if (req.verb() != method::get) return {v::not_get, 405, {}};
+    if (req.verb() != method::get && req.verb() != method::head) return {v::not_get, 405, {}};
     if (req.version_minor() < 1) return {v::not_http11, 400, {}};
     if (req.host().empty()) return {v::no_host, 400, {}};
     if (!detail::lists_token(req, "upgrade", "websocket")) return {v::no_upgrade_websocket, 400, {}};
     if (!detail::lists_token(req, "connection", "upgrade")) return {v::no_connection_upgrade, 400, {}};
-    if (req.header("sec-websocket-version") != version) return {v::bad_version, 426, {}};
+    if (!detail::one_line_of(req, "sec-websocket-version") || req.header("sec-websocket-version") != version)
+        return {v::bad_version, 426, {}};
     if (!detail::good_websocket_key(req)) return {v::bad_key, 400, {}};
+    if (req.verb() == method::head) return {v::head_request, 400, {}};
     return {v::accept, 101, req.header("sec-websocket-key")};
 }
 

@@ -8,7 +8,7 @@
 //   if (token_ok(req)) ws::accept(req, res, shared_handlers, "chat.v1"); else res.status(401).end();
 //   pool.submit([up = ws::accept_later(req, res, shared_handlers)]() mutable { up.accept(); });
 //
-//   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version),
+//   accept()       checks the handshake (RFC 6455 §4.2.1: 400, 405, or 426 with the version and Upgrade),
 //                  writes the 101 head and hands the connection to a ws_taker once the
 //                  handler returns (as defer() does); a handler that does not call it answers
 //                  as usual, which is how an upgrade is refused
@@ -122,11 +122,17 @@ inline send_status peer::close(close_code code, std::string_view reason) {
     return posted ? send_status::queued : send_status::dropped;
 }
 
-// A handshake refused (check_handshake's verdict): its status, and the field it must carry.
+// A handshake refused (check_handshake's verdict): its status, and the fields it must carry.
+// A 426 names the protocol to upgrade to (RFC 9110 §15.5.22), and so the connection option
+// that keeps proxies from forwarding that (§7.8): a Connection field header() would drop.
 inline void refuse_handshake(response& res, const handshake_check& check) {
     res.status(check.status);
     if (check.verdict == handshake_verdict::not_get) res.header("Allow", "GET");
-    if (check.verdict == handshake_verdict::bad_version) res.header(version_field_name, version);
+    if (check.verdict == handshake_verdict::bad_version) {
+        res.header(version_field_name, version);
+        res.header("Upgrade", "websocket");
+        detail::response_access::add_checked_field(res, "Connection", "upgrade");
+    }
     res.text(check.status == 426 ? "Upgrade Required\n" : check.status == 405 ? "Method Not Allowed\n" : "Bad Request\n");
 }
 
