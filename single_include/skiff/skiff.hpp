@@ -6354,8 +6354,9 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 #define SKIFF_FILES_SERVE_DIR_HPP
 
 // begin skiff/files/conditional.hpp
-// The request fields a static file answer depends on, parsed: entity tags (If-None-Match,
-// If-Range), HTTP dates (If-Modified-Since, If-Range, Last-Modified), one byte range (Range)
+// The request fields a static file answer depends on, parsed: entity tags (If-Match,
+// If-None-Match, If-Range), HTTP dates (If-Unmodified-Since, If-Modified-Since, If-Range,
+// Last-Modified), one byte range (Range)
 // and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
 // a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
@@ -6406,6 +6407,18 @@ bool none_match_hits(const Lines& field, std::string_view etag) noexcept {
     auto opaque = [](std::string_view t) { return t.substr(0, 2) == "W/" ? t.substr(2) : t; };
     for_each_element(field, [&](std::string_view tag) {
         if (tag == "*" || opaque(tag) == opaque(etag)) hit = true;
+    });
+    return hit;
+}
+
+// If-Match (RFC 9110 §13.1.1): "*", or a list of tags of which one is the current tag by the
+// strong comparison (§8.8.3.2: neither weak, the same opaque tag).
+template <class Lines>
+bool match_hits(const Lines& field, std::string_view etag) noexcept {
+    bool hit = false;
+    bool weak_etag = etag.substr(0, 2) == "W/";
+    for_each_element(field, [&](std::string_view tag) {
+        if (tag == "*" || (!weak_etag && tag == etag)) hit = true;
     });
     return hit;
 }
@@ -6922,6 +6935,7 @@ private:
         if (type.compressible && opt_.precompressed) pick_precompressed(req, res, path, f);
         std::string etag = make_etag(f.st);
         res.header("ETag", etag).header("Last-Modified", http_date(f.st.st_mtime)).header("Accept-Ranges", "bytes");
+        if (precondition_fails(req, etag, f.st.st_mtime)) return res.status(412).end();
         if (not_modified(req, etag, f.st.st_mtime)) return res.status(304).end();
         std::uint64_t size = static_cast<std::uint64_t>(f.st.st_size);
         byte_range range = wanted_range(req, etag, f.st.st_mtime, size);
@@ -6949,6 +6963,14 @@ private:
             res.header("Content-Encoding", c.name);
             return;
         }
+    }
+
+    // RFC 9110 §13.2.2 steps 1 and 2, before the 304 and the range: If-Match, when present,
+    // decides alone; else If-Unmodified-Since (a date that does not parse is no condition).
+    static bool precondition_fails(request& req, const std::string& etag, std::time_t mtime) {
+        if (req.has_header("If-Match")) return !match_hits(req.header_values("If-Match"), etag);
+        std::optional<std::time_t> since = parse_http_date(req.header("If-Unmodified-Since"));
+        return since && mtime > *since;
     }
 
     // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.

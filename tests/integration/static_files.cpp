@@ -1,7 +1,8 @@
 // serve_dir: types, lengths and bytes (a file larger than any socket buffer, sent by
-// sendfile), HEAD, the conditional requests (304 both ways, If-Range both ways), ranges (206
-// in three forms, 416), directories (index.html, 301), precompressed siblings with Vary,
-// every way out of root refused, and a file answer pipelined in order before a small one.
+// sendfile), HEAD, the conditional requests (304 both ways, 412 both ways, If-Range both
+// ways), ranges (206 in three forms, 416), directories (index.html, 301), precompressed
+// siblings with Vary, every way out of root refused, and a file answer pipelined in order
+// before a small one.
 #include <skiff/testing.hpp>
 
 #include "support/loopback.hpp"
@@ -155,6 +156,27 @@ TEST_CASE_TEMPLATE("If-None-Match and If-Modified-Since answer 304", Policy, SKI
     CHECK(fetch(srv, "/digits.txt", "If-Modified-Since: not a date\r\n").status == 200);
     // RFC 9110 §13.2.2: If-None-Match decides; a matching date does not make a stale tag fresh.
     CHECK(fetch(srv, "/digits.txt", "If-None-Match: \"other\"\r\nIf-Modified-Since: " + date + "\r\n").status == 200);
+}
+
+TEST_CASE_TEMPLATE("If-Match and If-Unmodified-Since answer 412 when false, before any 304 or range",
+                   Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto first = fetch(srv, "/digits.txt");
+    std::string etag = first.header("ETag"), date = first.header("Last-Modified");
+    auto stale = fetch(srv, "/digits.txt", "If-Match: \"other\"\r\n");
+    CHECK(stale.status == 412);
+    CHECK(stale.body.empty());
+    CHECK(fetch(srv, "/digits.txt", "If-Match: \"x\", " + etag + "\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "If-Match: *\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "If-Match: W/" + etag + "\r\n").status == 412);  // strong comparison
+    CHECK(fetch(srv, "/digits.txt", "If-Match: \"other\"\r\nRange: bytes=0-4\r\n").status == 412);
+    CHECK(fetch(srv, "/digits.txt", "If-Match: \"other\"\r\nIf-None-Match: " + etag + "\r\n").status == 412);
+    CHECK(fetch(srv, "/digits.txt", "If-Unmodified-Since: Mon, 01 Jan 1990 00:00:00 GMT\r\n").status == 412);
+    CHECK(fetch(srv, "/digits.txt", "If-Unmodified-Since: " + date + "\r\n").status == 200);
+    CHECK(fetch(srv, "/digits.txt", "If-Unmodified-Since: not a date\r\n").status == 200);
+    // §13.2.2: If-Match, present, decides; an old date beside a matching tag does not fail it.
+    CHECK(fetch(srv, "/digits.txt", "If-Match: " + etag + "\r\nIf-Unmodified-Since: Mon, 01 Jan 1990 00:00:00 GMT\r\n")
+              .status == 200);
 }
 
 // RFC 9110 §5.3: field lines of one name are one field, their values joined by commas. A
@@ -362,6 +384,11 @@ TEST_CASE("Accept-Encoding, Range and dates parse as RFC 9110 says") {
     CHECK(accepts_coding(lines, "br"));
     CHECK(!accepts_coding(lines, "gzip"));
     CHECK(none_match_hits(std::vector<std::string_view>{"\"a\"", "\"b\""}, "\"b\""));
+    CHECK(match_hits(std::vector<std::string_view>{"\"a\"", "\"b\""}, "\"b\""));
+    CHECK(match_hits("*", "\"b\""));
+    CHECK(!match_hits("W/\"b\"", "\"b\""));  // If-Match compares strongly (RFC 9110 §13.1.1)
+    CHECK(!match_hits("\"b\"", "W/\"b\""));
+    CHECK(!match_hits("\"a\", \"c\"", "\"b\""));
     CHECK(parse_range("bytes=0-0", 1).kind == range_kind::satisfiable);
     CHECK(parse_range("bytes=-5", 3).first == 0);
     CHECK(parse_range("bytes=0-", 0).kind == range_kind::unsatisfiable);

@@ -1,5 +1,6 @@
-// The request fields a static file answer depends on, parsed: entity tags (If-None-Match,
-// If-Range), HTTP dates (If-Modified-Since, If-Range, Last-Modified), one byte range (Range)
+// The request fields a static file answer depends on, parsed: entity tags (If-Match,
+// If-None-Match, If-Range), HTTP dates (If-Unmodified-Since, If-Modified-Since, If-Range,
+// Last-Modified), one byte range (Range)
 // and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
 // a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
@@ -52,6 +53,18 @@ bool none_match_hits(const Lines& field, std::string_view etag) noexcept {
     auto opaque = [](std::string_view t) { return t.substr(0, 2) == "W/" ? t.substr(2) : t; };
     for_each_element(field, [&](std::string_view tag) {
         if (tag == "*" || opaque(tag) == opaque(etag)) hit = true;
+    });
+    return hit;
+}
+
+// If-Match (RFC 9110 §13.1.1): "*", or a list of tags of which one is the current tag by the
+// strong comparison (§8.8.3.2: neither weak, the same opaque tag).
+template <class Lines>
+bool match_hits(const Lines& field, std::string_view etag) noexcept {
+    bool hit = false;
+    bool weak_etag = etag.substr(0, 2) == "W/";
+    for_each_element(field, [&](std::string_view tag) {
+        if (tag == "*" || (!weak_etag && tag == etag)) hit = true;
     });
     return hit;
 }

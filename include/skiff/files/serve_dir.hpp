@@ -178,6 +178,7 @@ private:
         if (type.compressible && opt_.precompressed) pick_precompressed(req, res, path, f);
         std::string etag = make_etag(f.st);
         res.header("ETag", etag).header("Last-Modified", http_date(f.st.st_mtime)).header("Accept-Ranges", "bytes");
+        if (precondition_fails(req, etag, f.st.st_mtime)) return res.status(412).end();
         if (not_modified(req, etag, f.st.st_mtime)) return res.status(304).end();
         std::uint64_t size = static_cast<std::uint64_t>(f.st.st_size);
         byte_range range = wanted_range(req, etag, f.st.st_mtime, size);
@@ -205,6 +206,14 @@ private:
             res.header("Content-Encoding", c.name);
             return;
         }
+    }
+
+    // RFC 9110 §13.2.2 steps 1 and 2, before the 304 and the range: If-Match, when present,
+    // decides alone; else If-Unmodified-Since (a date that does not parse is no condition).
+    static bool precondition_fails(request& req, const std::string& etag, std::time_t mtime) {
+        if (req.has_header("If-Match")) return !match_hits(req.header_values("If-Match"), etag);
+        std::optional<std::time_t> since = parse_http_date(req.header("If-Unmodified-Since"));
+        return since && mtime > *since;
     }
 
     // RFC 9110 §13.2.2: If-None-Match, when present, decides alone; else If-Modified-Since.
