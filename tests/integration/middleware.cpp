@@ -1,6 +1,6 @@
 // Middleware end to end: order, early answers, code after next(), headers added after the
 // handler ran (plain and pipelined, so the late insertion moves only this response's bytes),
-// route groups by prefix, and app-wide middleware on 404 and 405.
+// route groups by prefix, and app-wide middleware on 404, 405 and 501.
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>
@@ -66,7 +66,7 @@ TEST_CASE("a prefix covers its own segments only") {
     CHECK(r.body == "not under /api");
 }
 
-TEST_CASE("app middleware wraps the 404 and 405 answers") {
+TEST_CASE("app middleware wraps the 404, 405 and 501 answers") {
     running_server<skiff::single> srv(app_with_middleware);
     reply nf = one_response(srv.port(), "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n");
     CHECK(nf.status == 404);
@@ -76,6 +76,10 @@ TEST_CASE("app middleware wraps the 404 and 405 answers") {
     CHECK(na.status == 405);
     CHECK(na.header("Allow").find("GET") != std::string::npos);
     CHECK(na.header("X-Final-Status") == "405");
+    reply ni = one_response(srv.port(), "BREW /hello HTTP/1.1\r\nHost: x\r\n\r\n");  // a method no route takes
+    CHECK(ni.status == 501);
+    CHECK(ni.body == "Not Implemented\n");
+    CHECK(ni.header("X-Final-Status") == "501");
 }
 
 TEST_CASE("late headers keep pipelined responses and bodies intact") {

@@ -97,6 +97,9 @@ public:
     // The automatic OPTIONS answer (204, Allow set) through h instead: the server passes it
     // the app-wide middleware, so a CORS preflight needs no OPTIONS route.
     void on_automatic_options(handler h) { automatic_options_ = std::move(h); }
+    // The 501 for a method no route takes (status set) through h instead: the server passes
+    // it the app-wide middleware too, so it carries their fields as a 404 does.
+    void on_not_implemented(handler h) { not_implemented_ = std::move(h); }
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
@@ -119,7 +122,10 @@ public:
             return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
-        if (!implemented(req.verb(), req.method())) return res.status(501).text("Not Implemented\n");
+        if (!implemented(req.verb(), req.method())) {
+            res.status(501);
+            return not_implemented_ ? not_implemented_(req, res) : res.text("Not Implemented\n");
+        }
         bool asterisk = req.verb() == method::options && req.path() == "*";
         if (m.allowed == 0 && !asterisk) {
             res.status(404);
@@ -212,6 +218,7 @@ private:
     handler not_found_;
     handler not_allowed_;
     handler automatic_options_;
+    handler not_implemented_;
     trailing_slash slash_ = trailing_slash::distinct;
 };
 
