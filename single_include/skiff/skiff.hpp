@@ -1799,9 +1799,9 @@ inline std::size_t saturating_add(std::size_t a, std::size_t b) noexcept {
 #define SKIFF_HTTP_RESPONSE_HEAD_HPP
 
 // begin skiff/http/status.hpp
-// Status codes and their reason phrases (RFC 9110 §15), kept as whole status lines so that
-// writing one is a single copy. A reason phrase is optional on the wire (RFC 9112 §4), so an
-// unlisted code gets an empty one.
+// Status codes and their reason phrases (RFC 9110 §15; 428, 429 and 431 from RFC 6585, 507
+// from RFC 4918), kept as whole status lines so that writing one is a single copy. A reason
+// phrase is optional on the wire (RFC 9112 §4), so an unlisted code gets an empty one.
 #ifndef SKIFF_HTTP_STATUS_HPP
 #define SKIFF_HTTP_STATUS_HPP
 
@@ -1857,6 +1857,7 @@ constexpr std::string_view known_status_line(int code) noexcept {
     case 503: return "HTTP/1.1 503 Service Unavailable\r\n";
     case 504: return "HTTP/1.1 504 Gateway Timeout\r\n";
     case 505: return "HTTP/1.1 505 HTTP Version Not Supported\r\n";
+    case 507: return "HTTP/1.1 507 Insufficient Storage\r\n";  // RFC 4918 §11.5: an upload's disk
     default: return {};
     }
 }
@@ -7099,8 +7100,8 @@ struct test_response;
 // route() composes the middleware in force into one fixed sequence for that route. A route with
 // none keeps its handler as it is, so a program that registers no middleware runs exactly the
 // code it ran before (the contract app's instruction counts do not move). App-wide middleware
-// (no prefix) also wraps the 404 and 405 answers and the automatic OPTIONS answer (204 with
-// Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
+// (no prefix) also wraps the 404, 405 and 501 answers and the automatic OPTIONS answer (204
+// with Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
 //
 // A built-in that needs what only the server knows, its threading policy (concurrency_limit's
 // count, shared by the loops), is not a middleware but a maker: an object with
@@ -8028,6 +8029,9 @@ public:
     // The automatic OPTIONS answer (204, Allow set) through h instead: the server passes it
     // the app-wide middleware, so a CORS preflight needs no OPTIONS route.
     void on_automatic_options(handler h) { automatic_options_ = std::move(h); }
+    // The 501 for a method no route takes (status set) through h instead: the server passes
+    // it the app-wide middleware too, so it carries their fields as a 404 does.
+    void on_not_implemented(handler h) { not_implemented_ = std::move(h); }
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
@@ -8050,7 +8054,10 @@ public:
             return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
-        if (!implemented(req.verb(), req.method())) return res.status(501).text("Not Implemented\n");
+        if (!implemented(req.verb(), req.method())) {
+            res.status(501);
+            return not_implemented_ ? not_implemented_(req, res) : res.text("Not Implemented\n");
+        }
         bool asterisk = req.verb() == method::options && req.path() == "*";
         if (m.allowed == 0 && !asterisk) {
             res.status(404);
@@ -8143,6 +8150,7 @@ private:
     handler not_found_;
     handler not_allowed_;
     handler automatic_options_;
+    handler not_implemented_;
     trailing_slash slash_ = trailing_slash::distinct;
 };
 
@@ -8340,7 +8348,7 @@ public:
     handler wrap(std::string_view pattern, handler h) const {
         return compose(std::move(h), [&](const entry& e) { return covers(e.prefix, pattern); });
     }
-    // h behind the app-wide middleware only (for 404 and 405).
+    // h behind the app-wide middleware only (for 404, 405 and 501).
     handler wrap_app(handler h) const {
         return compose(std::move(h), [](const entry& e) { return e.prefix.empty(); });
     }
@@ -13080,13 +13088,14 @@ public:
 private:
     enum class listening : std::uint8_t { none, some };
 
-    // The router's 404 and 405 answers and its automatic OPTIONS, behind the app-wide
+    // The router's 404, 405 and 501 answers and its automatic OPTIONS, behind the app-wide
     // middleware when there is some.
     void wrap_fallbacks() {
         if (!middleware_.has_app_wide()) {
             router_.on_not_found(not_found_);
             router_.on_method_not_allowed(not_allowed_);
             router_.on_automatic_options(nullptr);
+            router_.on_not_implemented(nullptr);
             return;
         }
         auto or_text = [](const handler& h, const char* text) -> handler {
@@ -13096,6 +13105,7 @@ private:
         router_.on_not_found(middleware_.wrap_app(or_text(not_found_, "Not Found\n")));
         router_.on_method_not_allowed(middleware_.wrap_app(or_text(not_allowed_, "Method Not Allowed\n")));
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
+        router_.on_not_implemented(middleware_.wrap_app(or_text(nullptr, "Not Implemented\n")));
     }
 
     using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;

@@ -94,6 +94,8 @@ TEST_CASE("each way of sending, byte for byte") {
          "HTTP/1.1 204 No Content\r\n" + date + "\r\n"},
         {"304 drops the body", [](skiff::response& r) { r.status(304).text("x"); },
          "HTTP/1.1 304 Not Modified\r\n" + date + "\r\n"},
+        {"507, from WebDAV, keeps its reason", [](skiff::response& r) { r.status(507).end(); },
+         "HTTP/1.1 507 Insufficient Storage\r\n" + date + "Content-Length: 0\r\n\r\n"},
         {"unlisted code: empty reason", [](skiff::response& r) { r.status(299).text("x"); },
          "HTTP/1.1 299 \r\n" + date + "Content-Type: text/plain\r\nContent-Length: 1\r\n\r\nx"},
         {"code outside 100-599 is 500", [](skiff::response& r) { r.status(42).end(); },

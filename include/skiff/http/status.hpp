@@ -1,6 +1,6 @@
-// Status codes and their reason phrases (RFC 9110 §15), kept as whole status lines so that
-// writing one is a single copy. A reason phrase is optional on the wire (RFC 9112 §4), so an
-// unlisted code gets an empty one.
+// Status codes and their reason phrases (RFC 9110 §15; 428, 429 and 431 from RFC 6585, 507
+// from RFC 4918), kept as whole status lines so that writing one is a single copy. A reason
+// phrase is optional on the wire (RFC 9112 §4), so an unlisted code gets an empty one.
 #ifndef SKIFF_HTTP_STATUS_HPP
 #define SKIFF_HTTP_STATUS_HPP
 
@@ -56,6 +56,7 @@ constexpr std::string_view known_status_line(int code) noexcept {
     case 503: return "HTTP/1.1 503 Service Unavailable\r\n";
     case 504: return "HTTP/1.1 504 Gateway Timeout\r\n";
     case 505: return "HTTP/1.1 505 HTTP Version Not Supported\r\n";
+    case 507: return "HTTP/1.1 507 Insufficient Storage\r\n";  // RFC 4918 §11.5: an upload's disk
     default: return {};
     }
 }
