@@ -7,6 +7,10 @@
 //   GET /pool/:ms  "slept MS" from a 4-thread pool whose task sleeps MS milliseconds
 //                  (skiff::blocking_pool: a full queue answers 503)
 //   MS that is not a non-negative integer: 400
+//   An answer not given within options::deferred_timeout (30 s here, the default) is 503.
+//
+// Ctrl-C or SIGTERM stops it at once: pending answers get 503 and the pool's sleeping tasks
+// are woken, so the process does not wait out the longest sleep.
 //
 // Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops.
 #include <skiff/skiff.hpp>
@@ -78,9 +82,33 @@ private:
     std::thread thread_;
 };
 
+// The pool's tasks sleep here, so that a stop can wake them: blocking_pool joins its threads
+// when it goes, and a task asleep for an hour would hold the exit for an hour.
+class wakeable_sleep {
+public:
+    // Sleeps ms, or less if woken; true when the whole time passed.
+    bool sleep(unsigned ms) {
+        std::unique_lock<std::mutex> lock(lock_);
+        return !woken_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+    }
+    void wake_all() {
+        {
+            std::lock_guard<std::mutex> guard(lock_);
+            stopping_ = true;
+        }
+        woken_.notify_all();
+    }
+
+private:
+    std::mutex lock_;
+    std::condition_variable woken_;
+    bool stopping_ = false;
+};
+
 template <class Policy>
 int serve(std::uint16_t port) {
     delayed_answers timer;  // outlives nothing it answers: a late answer after stop is a no-op
+    wakeable_sleep sleeper;        // outlives the pool, whose tasks sleep in it
     skiff::blocking_pool pool(4);  // outlives the server too
     skiff::options opt;
     opt.workers = 2;
@@ -91,13 +119,12 @@ int serve(std::uint16_t port) {
         if (!ms) return;
         timer.add(clock_type::now() + std::chrono::milliseconds(*ms), res.defer(), "slept " + std::to_string(*ms));
     });
-    app.get("/pool/:ms", [&pool](skiff::request& req, skiff::response& res) {
+    app.get("/pool/:ms", [&pool, &sleeper](skiff::request& req, skiff::response& res) {
         auto ms = skiff::require_param<unsigned>(req, res, "ms");
         if (!ms) return;
-        pool.run(res.defer(), [ms = *ms](skiff::deferred& later) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));  // blocking work, off the loop
-            later.text("slept " + std::to_string(ms));
-        });
+        pool.run(res.defer(), [ms = *ms, &sleeper](skiff::deferred& later) {
+            if (sleeper.sleep(ms)) later.text("slept " + std::to_string(ms));  // blocking work, off the loop
+        });  // woken by the stop: the server has answered it already (503)
     });
     if (auto ec = app.listen(port)) {
         std::fprintf(stderr, "deferred: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());
@@ -106,7 +133,9 @@ int serve(std::uint16_t port) {
     skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first
     std::printf("deferred: serving http://127.0.0.1:%u/\n", app.port());
     std::fflush(stdout);
-    return app.run();
+    int code = app.run();
+    sleeper.wake_all();  // before the pool joins its threads
+    return code;
 }
 
 } // namespace

@@ -3,7 +3,8 @@
 (under the policy given, default single), then GET / says Hello, World!; /slow/MS and
 /pool/MS say "slept MS" as text/plain and not before MS ms; 200 concurrent /slow/50 are all
 answered, together in well under the 10 s that blocking the loop would take; GET / is
-answered while slow requests wait; pipelined requests behind a slow one come back in order.
+answered while slow requests wait; pipelined requests behind a slow one come back in order;
+SIGTERM while pool tasks sleep for a minute answers them 503 and exits 0 without waiting.
 Usage: deferred_test.py BINARY [POLICY]"""
 import os
 import socket
@@ -78,10 +79,27 @@ def main():
             expect(-1 not in order and order == sorted(order), f"pipelined answers in request order: {got!r}")
             passed += 1
         expect(server.poll() is None, "the server is still running")
+
+        # SIGTERM while the pool's tasks sleep for a minute: each waiting client gets its 503,
+        # and the process exits with 0 without waiting out the sleeps (the pool joins its
+        # threads, so a task that kept sleeping would hold the exit).
+        waiting = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
+        for s in waiting:
+            s.sendall(b"GET /pool/60000 HTTP/1.1\r\nHost: t\r\n\r\n")
+        time.sleep(0.3)
+        server.terminate()
+        code = server.wait(timeout=30)
+        for s in waiting:
+            got = read_until(s, lambda d: b"\r\n\r\n" in d)
+            expect(got.startswith(b"HTTP/1.1 503 "), f"a sleeping /pool request at stop: {got!r}")
+            s.close()
+        expect(code == 0, f"exit code {code} after SIGTERM with sleeping pool tasks")
+        passed += 1
         print(f"deferred ({policy}): {passed} passed, 0 failed")
     finally:
-        server.terminate()
-        server.wait(timeout=15)
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=15)
 
 
 if __name__ == "__main__":
