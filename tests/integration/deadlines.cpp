@@ -1,6 +1,6 @@
 // Deadlines on the timing wheel, on the test client's hand-moved clock
 // (skiff/testing/test_client.hpp): header (a slowloris client, a silent one, pipelined
-// requests), body, write stall and linger. The times are exact and nothing sleeps. The same
+// requests), body (buffered and streamed), write stall and linger. The times are exact and nothing sleeps. The same
 // deadlines on the real clock, under every policy, are in tests/system/deadlines_wall_clock.cpp
 // (run by the system preset), since waiting for them here would cost every preset's run.
 #include <skiff/testing.hpp>
@@ -88,6 +88,37 @@ TEST_CASE("a body that stalls is cut at the body deadline with 408, counted from
     CHECK(c.closed());
     c.reconnect();
     CHECK(c.post("/echo", "whole body").body == "whole body");
+}
+
+TEST_CASE("a streamed body that stalls gets 408 at body_timeout from its last piece, and the route on_abort") {
+    int aborted = 0;
+    std::size_t got = 0;
+    skiff::testing::test_client c([&](skiff::server& app) {
+        app.upload("PUT", "/up", [&](skiff::request&, skiff::response&) {
+            skiff::upload u;
+            u.on_piece = [&](std::string_view p) { got += p.size(); return skiff::piece_status::taken; };
+            u.on_end = [](skiff::response& res) { res.status(201).end(); };
+            u.on_abort = [&] { ++aborted; };
+            return u;
+        });
+        app.get("/", [](skiff::request&, skiff::response& res) { res.text("hi"); });
+    }, short_deadlines());
+    c.send("PUT /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
+    c.advance(200ms);
+    c.send("cd");  // a piece: for a streamed body the deadline runs from the last one read
+    c.advance(290ms);
+    CHECK_FALSE(c.closed());
+    CHECK(c.raw_output().empty());
+    c.advance(50ms);  // 340 ms after the last piece: past the 300 ms deadline and its tick
+    auto r = c.next_response();
+    CHECK(r.status == 408);  // as for a buffered body (RFC 9110 §15.5.9), not a silent close
+    CHECK(r.header("connection") == "close");
+    CHECK(got == 4);
+    CHECK(aborted == 1);
+    c.advance(2000ms);  // past the linger that follows the answer
+    CHECK(c.closed());
+    c.reconnect();
+    CHECK(c.get("/").status == 200);
 }
 
 TEST_CASE("a connection that opens and sends nothing is closed at the header deadline") {

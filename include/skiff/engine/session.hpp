@@ -150,7 +150,10 @@ public:
     // A deadline passed: a request still arriving is answered 408 (RFC 9110 §15.5.9); any
     // other connection closes.
     fate on_deadline(conn& c) {
-        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused)) return door_.on_deadline(c);
+        // A paused taker's tick, or a handed body's deadline: the taker answers (an upload's 408).
+        if (SKIFF_UNLIKELY(c.deadline == deadline_kind::paused ||
+                           (c.deadline == deadline_kind::body && c.state == phase::handed)))
+            return door_.on_deadline(c);
         bool request_started = !c.in.empty() || c.parser.head_complete();
         bool answer_408 = (c.deadline == deadline_kind::header || c.deadline == deadline_kind::body) &&
                           request_started && c.out.empty() && takes_requests(c.state);

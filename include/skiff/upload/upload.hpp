@@ -35,10 +35,10 @@
 // streamed body holds, whatever its size; it is not counted in options::max_buffered.
 // options::max_body does not apply; upload::max_body does (413 before the body is read when
 // Content-Length says more, or as soon as a chunked body passes it). Deadlines: body_timeout
-// runs from the last piece read, not from the head. An early answer with a body still to come:
-// up to early_answer_drain (64 KiB) declared is read and discarded and the connection kept;
-// a larger or chunked one is answered with Connection: close and drained until the linger
-// deadline, as nginx's lingering close does.
+// runs from the last piece read, not from the head; past it, on_abort and 408, then close.
+// An early answer with a body still to come: up to early_answer_drain (64 KiB) declared is
+// read and discarded and the connection kept; a larger or chunked one is answered with
+// Connection: close and drained until the linger deadline, as nginx's lingering close does.
 //
 // Not here: the reading itself (engine/session.hpp, through the door of engine/handover.hpp),
 // the multipart framing (http/multipart.hpp; multipart_upload below connects the two).
@@ -204,8 +204,16 @@ public:
         return d.serve_after(c, r.data, r.size, used);
     }
 
-    // Paused: a tick passed. Resumed: the held piece again, then the requests behind.
+    // No piece within body_timeout: the route hears on_abort, the client 408 (RFC 9110
+    // §15.5.9), as for a buffered body. Paused: a tick passed. Resumed: the held piece again,
+    // then the requests behind.
     fate on_deadline(door& d, connection& c) override {
+        if (c.deadline == deadline_kind::body && !paused()) {
+            abandon();
+            d.finish(c);
+            d.reject(c, 408, rejection::timeout);
+            return d.serve_waiting(c);  // nothing to serve (draining): the 408 goes out
+        }
         if (!resume_requested()) {
             if (d.now_ms() - paused_at_ms_ >= d.settings().body_timeout.count()) return d.close(c);
             d.arm(c, deadline_kind::paused);
