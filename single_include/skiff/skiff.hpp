@@ -12564,11 +12564,13 @@ public:
         return d.serve_after(c, r.data, r.size, used);
     }
 
-    // No piece within body_timeout: the route hears on_abort, the client 408 (RFC 9110
-    // §15.5.9), as for a buffered body. Paused: a tick passed. Resumed: the held piece again,
-    // then the requests behind.
+    // The body deadline: no piece within body_timeout, so the route hears on_abort and the
+    // client 408 (RFC 9110 §15.5.9), as for a buffered body; or, paused, the backstop of a
+    // pause the hub holds (await), which closes. The paused tick: nothing yet, or the resume
+    // (the held piece again, then the requests behind).
     fate on_deadline(door& d, connection& c) override {
-        if (c.deadline == deadline_kind::body && !paused()) {
+        if (c.deadline == deadline_kind::body) {
+            if (paused()) return d.close(c);
             abandon();
             d.finish(c);
             d.reject(c, 408, rejection::timeout);
