@@ -12571,9 +12571,7 @@ public:
     fate on_deadline(door& d, connection& c) override {
         if (c.deadline == deadline_kind::body) {
             if (paused()) return d.close(c);
-            abandon();
-            d.finish(c);
-            d.reject(c, 408, rejection::timeout);
+            give_up(d, c, 408, rejection::timeout);
             return d.serve_waiting(c);  // nothing to serve (draining): the 408 goes out
         }
         if (!resume_requested()) {
@@ -12658,10 +12656,15 @@ private:
     // A malformed or too large body, or a callback that threw: the route hears on_abort, the
     // client the status, and the connection closes.
     void fail(door& d, connection& c, parse_status error) {
-        abandon();
-        d.finish(c);
         int status = error == parse_status::complete ? 500 : *http_status(error);
         rejection why = error == parse_status::complete ? rejection::handler_exception : rejection_for(error);
+        give_up(d, c, status, why);
+    }
+
+    // The upload ends unanswered by the route: it hears on_abort, the client `status`.
+    void give_up(door& d, connection& c, int status, rejection why) {
+        abandon();
+        d.finish(c);
         d.reject(c, status, why);
     }
 
