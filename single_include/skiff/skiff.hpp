@@ -606,7 +606,9 @@ struct options {
     // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
     std::chrono::milliseconds deferred_timeout{30'000};
 
-    // Connections beyond this are answered 503 and closed at once.
+    // At this many, a new connection takes the place of the connection idle longest between
+    // requests (closed, as its idle deadline would close it); with none idle, it is answered
+    // 503 and closed at once.
     std::size_t max_connections = 10'000;
     // Unsent output above which a connection stops reading requests until the client reads;
     // also the buffered bytes above which a push stream's write() says backlogged.
@@ -4431,6 +4433,15 @@ struct connection : timer_node {
         then = phase::reading;
     }
 };
+
+// Idle keep-alive: a request answered, nothing read of the next, nothing left to write, and
+// watched for reading (not waiting for memory). Between events, such a connection may be
+// closed to make room (local_set::close_an_idle) as its idle deadline would close it. A new
+// connection that has sent nothing yet is not idle: it has a header deadline.
+inline bool idle_between_requests(const connection& c) noexcept {
+    return c.deadline == deadline_kind::idle && c.state == phase::reading && c.in.empty() && c.out.empty() &&
+           c.watching == watch_read;
+}
 
 } // namespace skiff::detail
 
@@ -9289,9 +9300,17 @@ std::unique_ptr<background_thread> start_background(Fn fn) {
 
 // begin skiff/engine/acceptor.hpp
 // Accept and admission for one loop: takes connections off a ready listener until its queue
-// is empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
-// stops watching the listener while the process is out of descriptors, instead of spinning on
-// it; accepting resumes when a connection closes, or after a pause.
+// is empty; at the connection limit closes an idle keep-alive connection to make room (the
+// one idle longest among those it looks at, as nginx reuses keep-alive connections), and
+// refuses the newcomer with a fixed 503 when none is idle (or while stopping); and stops
+// watching the listener while the process is out of descriptors, instead of spinning on it;
+// accepting resumes when a connection closes, or after a pause.
+//
+// Idle keep-alive connections give way because they would otherwise hold every place for
+// idle_timeout (60 s) while new clients get 503; a client may see any idle connection closed
+// (RFC 9112 §9.6) and opens another. A connection that has not sent its first request does not
+// give way: a flood of new connections gets 503s rather than displacing one another, and
+// header_timeout bounds how long each holds its place.
 //
 // It does not serve connections (session.hpp) or know the policy: where the listener lives
 // and whether another loop takes the connection are the connection set's (connection_set.hpp).
@@ -9393,11 +9412,12 @@ inline void refuse_connection(int fd) noexcept {
     ::close(fd);
 }
 
-template <class Set>
+// CloseIdle: closes a connection of the set as its idle deadline would (the session's close).
+template <class Set, class CloseIdle>
 class acceptor {
 public:
-    acceptor(const options& opt, Set& set, const loop_time& time) noexcept
-        : opt_(opt), set_(set), time_(time), max_connections_(opt.max_connections) {}
+    acceptor(const options& opt, Set& set, const loop_time& time, CloseIdle close_idle) noexcept
+        : opt_(opt), set_(set), time_(time), close_idle_(close_idle), max_connections_(opt.max_connections) {}
 
     // sharded: each loop admits its share of options::max_connections.
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
@@ -9428,7 +9448,8 @@ public:
     // A connection hook hears of it before it is registered: under shared another thread
     // may close it from that moment.
     void admit(int fd) {
-        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse(fd);
+        if (admitting_ == admission::refusing) return refuse(fd);
+        if (set_.size() >= max_connections_ && !set_.close_an_idle(close_idle_)) return refuse(fd);
         bool observed = static_cast<bool>(opt_.on_connection);
         if (SKIFF_UNLIKELY(observed)) opt_.on_connection(connection_change::opened, loop_);
         bool added = set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
@@ -9480,6 +9501,7 @@ private:
     const options& opt_;
     Set& set_;
     const loop_time& time_;
+    CloseIdle close_idle_;
     std::size_t max_connections_;
     std::int64_t retry_at_ = 0;
     std::size_t loop_ = 0;
@@ -9598,6 +9620,9 @@ private:
 //   event_done(c)                    re-armed after a handed connection's turn (shared)
 //   take_expired(c)                  a deadline another thread found passed (shared only)
 //   expire(now, on_expired)          deadlines passed by now
+//   close_an_idle(close)             at the connection limit: an idle keep-alive connection
+//                                    is closed to make room (true), now through close(c)
+//                                    (local) or by its owner at once (shared); false: none
 //   has_deadlines(), tick_ms(), size()
 //   stop_requested(woken, admit)     after each wait: stop now? (may admit handed-over fds)
 //   once_at_stop(fn)                 fn() once for the whole server (the on_stop hooks); a
@@ -9615,6 +9640,10 @@ private:
 #include <utility>      // std::declval
 
 namespace skiff::detail {
+
+// close_an_idle looks at this many slots per call (connection_pool::for_next_open): a few
+// microseconds, paid only by a connection accepted at the limit.
+inline constexpr std::size_t reclaim_scan = 256;
 
 // The memory budget's part of the interface, every member the session calls.
 template <class S, class = void>
@@ -9659,6 +9688,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().event_over(std::declval<typename S::conn&>(), std::declval<loop_context&>())),
                    decltype(bool{S::take_expired(std::declval<typename S::conn&>())}),
                    decltype(std::declval<S&>().expire(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
+                   decltype(bool{std::declval<S&>().close_an_idle(std::declval<void (*)(typename S::conn&)>())}),
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
                    decltype(std::declval<const S&>().size()),
                    decltype(bool{std::declval<S&>().stop_requested(true, std::declval<void (*)(int)>())}),
@@ -10749,7 +10779,7 @@ public:
     // The set is opened by the runner, which owns it: the loop's own (single, sharded) or the
     // one every thread serves (shared).
     event_loop(const options& opt, const router& routes, set_type& set)
-        : opt_(opt), set_(set), session_(opt, routes, set, time_), acceptor_(opt, set, time_) {}
+        : opt_(opt), set_(set), session_(opt, routes, set, time_), acceptor_(opt, set, time_, idle_closer{&session_}) {}
     event_loop(const event_loop&) = delete;
     event_loop& operator=(const event_loop&) = delete;
 
@@ -10827,6 +10857,13 @@ public:
 private:
     enum class run_state : std::uint8_t { serving, stopping };
 
+    // How the acceptor closes an idle connection to make room at the limit: as its idle
+    // deadline would.
+    struct idle_closer {
+        session<set_type>* s;
+        void operator()(conn& c) const { (void)s->close(c); }
+    };
+
     // The wait's timeout; with services, first what the last turn brought them (tasks posted,
     // timers due), after every event of its batch, so that no task closes a connection whose
     // event is still to be dispatched. One test a turn when there are none.
@@ -10878,7 +10915,7 @@ private:
     set_type& set_;
     Time time_;
     session<set_type> session_;
-    acceptor<set_type> acceptor_;
+    acceptor<set_type, idle_closer> acceptor_;
     run_state state_ = run_state::serving;
 };
 
@@ -10940,7 +10977,8 @@ inline bool pin_current_thread(int) noexcept { return false; }  // macOS has no 
 // descriptor stays valid for the connection's life. A freed slot goes on a free list and is
 // reused before a new block is made; blocks are given back only when the pool goes.
 //
-// Not thread-safe: the shared policy's set takes its lock around acquire and release.
+// Not thread-safe: the shared policy's set takes its lock around acquire, release and the
+// walks.
 #ifndef SKIFF_ENGINE_CONNECTION_POOL_HPP
 #define SKIFF_ENGINE_CONNECTION_POOL_HPP
 
@@ -10976,6 +11014,19 @@ public:
                 if (b[i].fd >= 0) fn(b[i]);
     }
 
+    // Calls fn(c) for the connections in use among the next `slots` slots, going on round the
+    // pool from where the last call stopped: repeated calls see every connection in turn, each
+    // at a bounded cost (the sets' search for an idle connection to close, at the limit).
+    template <class Fn>
+    void for_next_open(std::size_t slots, Fn fn) {
+        std::size_t total = blocks_.size() * block_size;
+        for (std::size_t i = 0; i < slots && i < total; ++i) {
+            cursor_ = cursor_ + 1 < total ? cursor_ + 1 : 0;
+            Conn& c = blocks_[cursor_ / block_size][cursor_ % block_size];
+            if (c.fd >= 0) fn(c);
+        }
+    }
+
 private:
     static constexpr std::size_t block_size = 64;
 
@@ -10990,6 +11041,7 @@ private:
 
     std::vector<std::unique_ptr<Conn[]>> blocks_;
     Conn* free_ = nullptr;
+    std::size_t cursor_ = 0;  // for_next_open: the slot it visited last
 };
 
 } // namespace skiff::detail
@@ -11212,6 +11264,21 @@ public:
     template <class OnExpired>
     void expire(std::int64_t now_ms, OnExpired on_expired) {
         timers_.expire(now_ms, [&](timer_node& t) { on_expired(static_cast<conn&>(t)); });
+    }
+
+    // At the connection limit: closes, through close(c), the connection idle longest among the
+    // next reclaim_scan slots (round the pool), as nginx reuses its keep-alive connections;
+    // false when none of them is idle. Bounded, so a flood at the limit cannot make each
+    // accept walk every connection.
+    template <class Close>
+    bool close_an_idle(Close&& close) {
+        conn* oldest = nullptr;
+        pool_.for_next_open(reclaim_scan, [&](conn& c) {
+            if (idle_between_requests(c) && (oldest == nullptr || c.expires_ms < oldest->expires_ms)) oldest = &c;
+        });
+        if (oldest == nullptr) return false;
+        close(*oldest);
+        return true;
     }
 
     bool has_deadlines() const noexcept { return !timers_.empty(); }
@@ -11684,6 +11751,29 @@ public:
         pool_.for_each_open([&](conn& c) { reap_if_due(c, now_ms); });
     }
 
+    // As local_set::close_an_idle, but the connection may be another thread's: it is expired
+    // as the reaper would expire its idle deadline, and its owner closes it at once. So the
+    // count falls a moment after the new connection is admitted (above the limit by the
+    // closes in flight).
+    template <class Close>
+    bool close_an_idle(Close&&) {
+        std::lock_guard<std::mutex> g(pool_lock_);
+        conn* oldest = nullptr;
+        std::int64_t oldest_due = 0;
+        pool_.for_next_open(reclaim_scan, [&](conn& c) {
+            std::int64_t due = c.due_ms.load(std::memory_order_relaxed);
+            bool idle = c.due_kind.load(std::memory_order_relaxed) == deadline_kind::idle && due != 0 &&
+                        !c.expired.load(std::memory_order_relaxed);
+            if (idle && (oldest == nullptr || due < oldest_due)) {
+                oldest = &c;
+                oldest_due = due;
+            }
+        });
+        if (oldest == nullptr) return false;
+        expire_now(*oldest, SHUT_RDWR);
+        return true;
+    }
+
     bool has_deadlines() const noexcept { return true; }  // every thread wakes once a tick
     std::int64_t tick_ms() const noexcept { return tick_; }
     std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
@@ -11752,8 +11842,13 @@ private:
         // side; shutting both is also what wakes a kqueue descriptor armed for writing
         // only (EV_EOF on EVFILT_WRITE): a write stall would otherwise never be seen.
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
-        if (!hit || c.expired.exchange(true)) return;
-        ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (hit) expire_now(c, may_answer ? SHUT_RD : SHUT_RDWR);
+    }
+
+    // Marks c expired (once) and shuts it (`how`), which wakes its next owner to handle it.
+    void expire_now(conn& c, int how) noexcept {
+        if (c.expired.exchange(true)) return;
+        ::shutdown(c.fd, how);
         if (budget_.take_out(c)) rearm_reading(c);  // parked, so disarmed: the shutdown alone would wake nobody
     }
 

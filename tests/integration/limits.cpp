@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include <sys/wait.h>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace skiff_test;
@@ -37,24 +38,56 @@ std::size_t heap_in_use() {
 
 } // namespace
 
-TEST_CASE_TEMPLATE("beyond max_connections a new connection gets 503 and is closed", Policy, SKIFF_TEST_POLICIES) {
+TEST_CASE_TEMPLATE("beyond max_connections, with none idle, a new connection gets 503 and is closed", Policy,
+                   SKIFF_TEST_POLICIES) {
     skiff::options opt;
     opt.max_connections = 2;
     opt.workers = 1;  // the limit is shared out per loop: one loop keeps the count exact
     running_server<Policy> srv(limits_routes<Policy>, opt);
     client a(srv.port()), b(srv.port());
-    a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    REQUIRE(read_responses(a, 1).size() == 1);
-    REQUIRE(read_responses(b, 1).size() == 1);
+    // Each holds its place mid-request, so neither is idle and neither gives way.
+    a.send("GET / HTTP/1.1\r\n");
+    b.send("GET / HTTP/1.1\r\n");
     client third(srv.port());
     auto rs = parse_responses(third.read_to_close());
     REQUIRE(rs.size() == 1);
     CHECK(rs[0].status == 503);
     CHECK(third.closed());
     // The first two are still served.
-    a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    a.send("Host: x\r\n\r\n");
+    b.send("Host: x\r\n\r\n");
     CHECK(read_responses(a, 1).size() == 1);
+    CHECK(read_responses(b, 1).size() == 1);
+}
+
+TEST_CASE_TEMPLATE("at max_connections the connection idle longest is closed to make room for a new one", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_connections = 2;
+    opt.workers = 1;
+    running_server<Policy> srv(limits_routes<Policy>, opt);
+    client a(srv.port()), b(srv.port());
+    a.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    REQUIRE(read_responses(a, 1).size() == 1);
+    std::this_thread::sleep_for(20ms);  // b's idle time starts later than a's (deadlines are in ms)
+    b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    REQUIRE(read_responses(b, 1).size() == 1);
+    client third(srv.port());
+    third.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto rs = read_responses(third, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 200);
+    // a, idle longest, was closed without a word; b keeps its place and is served.
+    CHECK(a.read_to_close().empty());
+    CHECK(a.closed());
+    b.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    rs = read_responses(b, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 200);
+    // Now b and third are idle and hold both places: the next newcomer takes b's.
+    client fourth(srv.port());
+    fourth.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(read_responses(fourth, 1).size() == 1);
 }
 
 TEST_CASE_TEMPLATE("out of descriptors, accepting pauses without spinning and resumes when they free up", Policy,

@@ -5,7 +5,8 @@ descriptors (/proc/PID/fd) must come back to the baseline.
                    keeps being served (each request within a generous 2 s); all 500 get 408 at
                    header_timeout (set to 3 s here).
   connection_flood 200 held connections with max_connections = 50: the excess get 503 and are
-                   closed, the 50 are served; then 1,000 connect-and-close in a burst.
+                   closed, the 50 are served; once those 50 are idle, 20 newcomers are served
+                   and 20 of the idle ones closed; then 1,000 connect-and-close in a burst.
   fd_exhaustion    RLIMIT_NOFILE = 64 and 150 connections: the server stays up without spinning
                    (under 0.5 s of CPU a second), serves those it accepted, and serves again
                    once they close; twice.
@@ -162,7 +163,17 @@ def connection_flood(binary):
         answers = [read_responses(s, 1, timeout=5) for s in held]
         check(all([(st, b) for st, _, b in a] == [(200, HELLO)] for a in answers),
               "connection_flood: the 50 held connections are served")
-        release(app, base, "connection_flood", socks)
+        # Now the 50 are idle keep-alive connections: 20 newcomers are served in their place,
+        # and 20 of the idle ones are closed to make room.
+        newcomers = [connect(app.port) for _ in range(20)]
+        for s in newcomers:
+            s.sendall(GET)
+        answers = [read_responses(s, 1, timeout=5) for s in newcomers]
+        check(all([(st, b) for st, _, b in a] == [(200, HELLO)] for a in answers),
+              "connection_flood: with every place held by an idle connection, 20 newcomers are served")
+        closed = [s for s in readable(held, 1) if s.recv(4096) == b""]
+        check(len(closed) == 20, "connection_flood: 20 idle connections gave way (%d)" % len(closed))
+        release(app, base, "connection_flood", socks + newcomers)
         release(app, base, "connection_flood, 1,000 connect-and-close", [connect(app.port) for _ in range(1000)])
 
 

@@ -1,7 +1,15 @@
 // Accept and admission for one loop: takes connections off a ready listener until its queue
-// is empty, refuses those beyond the connection limit (or while stopping) with a fixed 503, and
-// stops watching the listener while the process is out of descriptors, instead of spinning on
-// it; accepting resumes when a connection closes, or after a pause.
+// is empty; at the connection limit closes an idle keep-alive connection to make room (the
+// one idle longest among those it looks at, as nginx reuses keep-alive connections), and
+// refuses the newcomer with a fixed 503 when none is idle (or while stopping); and stops
+// watching the listener while the process is out of descriptors, instead of spinning on it;
+// accepting resumes when a connection closes, or after a pause.
+//
+// Idle keep-alive connections give way because they would otherwise hold every place for
+// idle_timeout (60 s) while new clients get 503; a client may see any idle connection closed
+// (RFC 9112 §9.6) and opens another. A connection that has not sent its first request does not
+// give way: a flood of new connections gets 503s rather than displacing one another, and
+// header_timeout bounds how long each holds its place.
 //
 // It does not serve connections (session.hpp) or know the policy: where the listener lives
 // and whether another loop takes the connection are the connection set's (connection_set.hpp).
@@ -32,11 +40,12 @@ inline void refuse_connection(int fd) noexcept {
     ::close(fd);
 }
 
-template <class Set>
+// CloseIdle: closes a connection of the set as its idle deadline would (the session's close).
+template <class Set, class CloseIdle>
 class acceptor {
 public:
-    acceptor(const options& opt, Set& set, const loop_time& time) noexcept
-        : opt_(opt), set_(set), time_(time), max_connections_(opt.max_connections) {}
+    acceptor(const options& opt, Set& set, const loop_time& time, CloseIdle close_idle) noexcept
+        : opt_(opt), set_(set), time_(time), close_idle_(close_idle), max_connections_(opt.max_connections) {}
 
     // sharded: each loop admits its share of options::max_connections.
     void limit_connections(std::size_t n) noexcept { max_connections_ = n; }
@@ -67,7 +76,8 @@ public:
     // A connection hook hears of it before it is registered: under shared another thread
     // may close it from that moment.
     void admit(int fd) {
-        if (set_.size() >= max_connections_ || admitting_ == admission::refusing) return refuse(fd);
+        if (admitting_ == admission::refusing) return refuse(fd);
+        if (set_.size() >= max_connections_ && !set_.close_an_idle(close_idle_)) return refuse(fd);
         bool observed = static_cast<bool>(opt_.on_connection);
         if (SKIFF_UNLIKELY(observed)) opt_.on_connection(connection_change::opened, loop_);
         bool added = set_.add(fd, deadline_kind::header, time_.now_ms + opt_.header_timeout.count());
@@ -119,6 +129,7 @@ private:
     const options& opt_;
     Set& set_;
     const loop_time& time_;
+    CloseIdle close_idle_;
     std::size_t max_connections_;
     std::int64_t retry_at_ = 0;
     std::size_t loop_ = 0;

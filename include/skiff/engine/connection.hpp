@@ -32,6 +32,7 @@
 #include "skiff/http/message_parser.hpp"
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
+#include "skiff/poller/poll_event.hpp"
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t, std::uint64_t
@@ -96,6 +97,15 @@ struct connection : timer_node {
         then = phase::reading;
     }
 };
+
+// Idle keep-alive: a request answered, nothing read of the next, nothing left to write, and
+// watched for reading (not waiting for memory). Between events, such a connection may be
+// closed to make room (local_set::close_an_idle) as its idle deadline would close it. A new
+// connection that has sent nothing yet is not idle: it has a header deadline.
+inline bool idle_between_requests(const connection& c) noexcept {
+    return c.deadline == deadline_kind::idle && c.state == phase::reading && c.in.empty() && c.out.empty() &&
+           c.watching == watch_read;
+}
 
 } // namespace skiff::detail
 

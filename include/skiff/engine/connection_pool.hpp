@@ -2,7 +2,8 @@
 // descriptor stays valid for the connection's life. A freed slot goes on a free list and is
 // reused before a new block is made; blocks are given back only when the pool goes.
 //
-// Not thread-safe: the shared policy's set takes its lock around acquire and release.
+// Not thread-safe: the shared policy's set takes its lock around acquire, release and the
+// walks.
 #ifndef SKIFF_ENGINE_CONNECTION_POOL_HPP
 #define SKIFF_ENGINE_CONNECTION_POOL_HPP
 
@@ -38,6 +39,19 @@ public:
                 if (b[i].fd >= 0) fn(b[i]);
     }
 
+    // Calls fn(c) for the connections in use among the next `slots` slots, going on round the
+    // pool from where the last call stopped: repeated calls see every connection in turn, each
+    // at a bounded cost (the sets' search for an idle connection to close, at the limit).
+    template <class Fn>
+    void for_next_open(std::size_t slots, Fn fn) {
+        std::size_t total = blocks_.size() * block_size;
+        for (std::size_t i = 0; i < slots && i < total; ++i) {
+            cursor_ = cursor_ + 1 < total ? cursor_ + 1 : 0;
+            Conn& c = blocks_[cursor_ / block_size][cursor_ % block_size];
+            if (c.fd >= 0) fn(c);
+        }
+    }
+
 private:
     static constexpr std::size_t block_size = 64;
 
@@ -52,6 +66,7 @@ private:
 
     std::vector<std::unique_ptr<Conn[]>> blocks_;
     Conn* free_ = nullptr;
+    std::size_t cursor_ = 0;  // for_next_open: the slot it visited last
 };
 
 } // namespace skiff::detail

@@ -40,6 +40,9 @@
 //   event_done(c)                    re-armed after a handed connection's turn (shared)
 //   take_expired(c)                  a deadline another thread found passed (shared only)
 //   expire(now, on_expired)          deadlines passed by now
+//   close_an_idle(close)             at the connection limit: an idle keep-alive connection
+//                                    is closed to make room (true), now through close(c)
+//                                    (local) or by its owner at once (shared); false: none
 //   has_deadlines(), tick_ms(), size()
 //   stop_requested(woken, admit)     after each wait: stop now? (may admit handed-over fds)
 //   once_at_stop(fn)                 fn() once for the whole server (the on_stop hooks); a
@@ -61,6 +64,10 @@
 #include <utility>      // std::declval
 
 namespace skiff::detail {
+
+// close_an_idle looks at this many slots per call (connection_pool::for_next_open): a few
+// microseconds, paid only by a connection accepted at the limit.
+inline constexpr std::size_t reclaim_scan = 256;
 
 // The memory budget's part of the interface, every member the session calls.
 template <class S, class = void>
@@ -105,6 +112,7 @@ struct has_set_members<
                    decltype(std::declval<S&>().event_over(std::declval<typename S::conn&>(), std::declval<loop_context&>())),
                    decltype(bool{S::take_expired(std::declval<typename S::conn&>())}),
                    decltype(std::declval<S&>().expire(std::int64_t{}, std::declval<void (*)(typename S::conn&)>())),
+                   decltype(bool{std::declval<S&>().close_an_idle(std::declval<void (*)(typename S::conn&)>())}),
                    decltype(bool{std::declval<const S&>().has_deadlines()}), decltype(std::declval<const S&>().tick_ms()),
                    decltype(std::declval<const S&>().size()),
                    decltype(bool{std::declval<S&>().stop_requested(true, std::declval<void (*)(int)>())}),

@@ -57,7 +57,7 @@ public:
     // The set is opened by the runner, which owns it: the loop's own (single, sharded) or the
     // one every thread serves (shared).
     event_loop(const options& opt, const router& routes, set_type& set)
-        : opt_(opt), set_(set), session_(opt, routes, set, time_), acceptor_(opt, set, time_) {}
+        : opt_(opt), set_(set), session_(opt, routes, set, time_), acceptor_(opt, set, time_, idle_closer{&session_}) {}
     event_loop(const event_loop&) = delete;
     event_loop& operator=(const event_loop&) = delete;
 
@@ -135,6 +135,13 @@ public:
 private:
     enum class run_state : std::uint8_t { serving, stopping };
 
+    // How the acceptor closes an idle connection to make room at the limit: as its idle
+    // deadline would.
+    struct idle_closer {
+        session<set_type>* s;
+        void operator()(conn& c) const { (void)s->close(c); }
+    };
+
     // The wait's timeout; with services, first what the last turn brought them (tasks posted,
     // timers due), after every event of its batch, so that no task closes a connection whose
     // event is still to be dispatched. One test a turn when there are none.
@@ -186,7 +193,7 @@ private:
     set_type& set_;
     Time time_;
     session<set_type> session_;
-    acceptor<set_type> acceptor_;
+    acceptor<set_type, idle_closer> acceptor_;
     run_state state_ = run_state::serving;
 };
 

@@ -49,7 +49,9 @@ struct options {
     // late; 504 would name a gateway) and its late completion is dropped. 0: no deadline.
     std::chrono::milliseconds deferred_timeout{30'000};
 
-    // Connections beyond this are answered 503 and closed at once.
+    // At this many, a new connection takes the place of the connection idle longest between
+    // requests (closed, as its idle deadline would close it); with none idle, it is answered
+    // 503 and closed at once.
     std::size_t max_connections = 10'000;
     // Unsent output above which a connection stops reading requests until the client reads;
     // also the buffered bytes above which a push stream's write() says backlogged.

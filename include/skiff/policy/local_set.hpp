@@ -124,6 +124,21 @@ public:
         timers_.expire(now_ms, [&](timer_node& t) { on_expired(static_cast<conn&>(t)); });
     }
 
+    // At the connection limit: closes, through close(c), the connection idle longest among the
+    // next reclaim_scan slots (round the pool), as nginx reuses its keep-alive connections;
+    // false when none of them is idle. Bounded, so a flood at the limit cannot make each
+    // accept walk every connection.
+    template <class Close>
+    bool close_an_idle(Close&& close) {
+        conn* oldest = nullptr;
+        pool_.for_next_open(reclaim_scan, [&](conn& c) {
+            if (idle_between_requests(c) && (oldest == nullptr || c.expires_ms < oldest->expires_ms)) oldest = &c;
+        });
+        if (oldest == nullptr) return false;
+        close(*oldest);
+        return true;
+    }
+
     bool has_deadlines() const noexcept { return !timers_.empty(); }
     std::int64_t tick_ms() const noexcept { return timers_.tick_ms(); }
     std::size_t size() const noexcept { return size_; }

@@ -218,6 +218,29 @@ public:
         pool_.for_each_open([&](conn& c) { reap_if_due(c, now_ms); });
     }
 
+    // As local_set::close_an_idle, but the connection may be another thread's: it is expired
+    // as the reaper would expire its idle deadline, and its owner closes it at once. So the
+    // count falls a moment after the new connection is admitted (above the limit by the
+    // closes in flight).
+    template <class Close>
+    bool close_an_idle(Close&&) {
+        std::lock_guard<std::mutex> g(pool_lock_);
+        conn* oldest = nullptr;
+        std::int64_t oldest_due = 0;
+        pool_.for_next_open(reclaim_scan, [&](conn& c) {
+            std::int64_t due = c.due_ms.load(std::memory_order_relaxed);
+            bool idle = c.due_kind.load(std::memory_order_relaxed) == deadline_kind::idle && due != 0 &&
+                        !c.expired.load(std::memory_order_relaxed);
+            if (idle && (oldest == nullptr || due < oldest_due)) {
+                oldest = &c;
+                oldest_due = due;
+            }
+        });
+        if (oldest == nullptr) return false;
+        expire_now(*oldest, SHUT_RDWR);
+        return true;
+    }
+
     bool has_deadlines() const noexcept { return true; }  // every thread wakes once a tick
     std::int64_t tick_ms() const noexcept { return tick_; }
     std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
@@ -286,8 +309,13 @@ private:
         // side; shutting both is also what wakes a kqueue descriptor armed for writing
         // only (EV_EOF on EVFILT_WRITE): a write stall would otherwise never be seen.
         bool may_answer = !past_stop && (kind == deadline_kind::header || kind == deadline_kind::body);
-        if (!hit || c.expired.exchange(true)) return;
-        ::shutdown(c.fd, may_answer ? SHUT_RD : SHUT_RDWR);
+        if (hit) expire_now(c, may_answer ? SHUT_RD : SHUT_RDWR);
+    }
+
+    // Marks c expired (once) and shuts it (`how`), which wakes its next owner to handle it.
+    void expire_now(conn& c, int how) noexcept {
+        if (c.expired.exchange(true)) return;
+        ::shutdown(c.fd, how);
         if (budget_.take_out(c)) rearm_reading(c);  // parked, so disarmed: the shutdown alone would wake nobody
     }
 
