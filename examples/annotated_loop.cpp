@@ -12,7 +12,6 @@
 #include <skiff/skiff.hpp>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <initializer_list>
@@ -103,8 +102,12 @@ bool on_readable(connection& c, sd::byte_buffer& scratch, const sd::date_cache& 
 } // namespace
 
 int main() {
-    const char* port_env = std::getenv("PORT");
-    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    auto port_or_none = skiff::port_from_env("PORT", 8080);
+    if (!port_or_none) {
+        std::fprintf(stderr, "annotated_loop: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    std::uint16_t port = *port_or_none;
 
     // Step 0: a non-blocking listening socket, registered with the poller (epoll or kqueue).
     sd::endpoint ep;

@@ -31,7 +31,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -108,9 +107,13 @@ int main() {
     skiff::server app;
     observe(app);
     routes(app);
-    const char* port = std::getenv("PORT");
-    if (auto ec = app.listen(static_cast<std::uint16_t>(port ? std::atoi(port) : 8080))) {
-        std::fprintf(stderr, "middleware: cannot listen on 127.0.0.1:%s: %s\n", port ? port : "8080", ec.message().c_str());
+    auto port = skiff::port_from_env("PORT", 8080);
+    if (!port) {
+        std::fprintf(stderr, "middleware: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    if (auto ec = app.listen(*port)) {
+        std::fprintf(stderr, "middleware: cannot listen on 127.0.0.1:%u: %s\n", unsigned{*port}, ec.message().c_str());
         return 1;
     }
     skiff::stop_on_signals stopper(app);  // SIGINT, SIGTERM: stop; declared after app, so it goes first

@@ -214,8 +214,12 @@ int serve(std::uint16_t port, const std::string& path) {
 } // namespace
 
 int main() {
-    const char* port_env = std::getenv("PORT");
-    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    auto port_or_none = skiff::port_from_env("PORT", 8080);
+    if (!port_or_none) {
+        std::fprintf(stderr, "sqlite_store: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    std::uint16_t port = *port_or_none;
     std::string path = std::getenv("DB") ? std::getenv("DB") : "items.db";
     std::string policy = std::getenv("POLICY") ? std::getenv("POLICY") : "single";
     try {

@@ -89,8 +89,12 @@ int serve(std::uint16_t port) {
 } // namespace
 
 int main() {
-    const char* port_env = std::getenv("PORT");
-    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    auto port_or_none = skiff::port_from_env("PORT", 8080);
+    if (!port_or_none) {
+        std::fprintf(stderr, "sse: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    std::uint16_t port = *port_or_none;
     std::string policy = std::getenv("POLICY") ? std::getenv("POLICY") : "single";
     if (policy == "sharded") return serve<skiff::sharded>(port);
     if (policy == "shared") return serve<skiff::shared>(port);

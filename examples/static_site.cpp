@@ -53,9 +53,13 @@ static std::string listen(skiff::server& app) {
         }
         return std::string("unix:") + socket;
     }
-    std::string port = env_or("PORT", "8080");
-    if (auto ec = app.listen(static_cast<std::uint16_t>(std::atoi(port.c_str())))) {
-        std::fprintf(stderr, "static_site: cannot listen on 127.0.0.1:%s: %s\n", port.c_str(), ec.message().c_str());
+    auto port = skiff::port_from_env("PORT", 8080);
+    if (!port) {
+        std::fprintf(stderr, "static_site: PORT must be a number from 0 to 65535\n");
+        return "";
+    }
+    if (auto ec = app.listen(*port)) {
+        std::fprintf(stderr, "static_site: cannot listen on 127.0.0.1:%u: %s\n", unsigned{*port}, ec.message().c_str());
         return "";
     }
     return "http://127.0.0.1:" + std::to_string(app.port()) + "/";

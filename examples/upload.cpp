@@ -268,8 +268,12 @@ int serve(std::uint16_t port, const std::string& dir) {
 } // namespace
 
 int main() {
-    const char* port_env = std::getenv("PORT");
-    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    auto port_or_none = skiff::port_from_env("PORT", 8080);
+    if (!port_or_none) {
+        std::fprintf(stderr, "upload: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    std::uint16_t port = *port_or_none;
     std::string dir = std::getenv("DIR") ? std::getenv("DIR") : "./uploads";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

@@ -114,8 +114,12 @@ int serve(std::uint16_t port, const std::string& root) {
 } // namespace
 
 int main() {
-    const char* port_env = std::getenv("PORT");
-    auto port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 8080);
+    auto port_or_none = skiff::port_from_env("PORT", 8080);
+    if (!port_or_none) {
+        std::fprintf(stderr, "websocket: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    std::uint16_t port = *port_or_none;
     const char* root_env = std::getenv("ROOT");
     std::string root = root_env && *root_env ? root_env : WEBSOCKET_WWW;
     const char* policy = std::getenv("POLICY");

@@ -6,6 +6,7 @@
 #define SKIFF_SKIFF_HPP
 
 #include "skiff/app/compiled.hpp"
+#include "skiff/app/port_from_env.hpp"
 #include "skiff/app/server.hpp"
 #include "skiff/app/stop_signals.hpp"
 #include "skiff/async/deferred.hpp"
