@@ -192,7 +192,8 @@ TEST_CASE_TEMPLATE("framing and limit errors are answered, then the connection c
         {"RFC 9110 §15.5.15 request line over the limit", "GET /" + std::string(80, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", 414},
         {"RFC 6585 §5 header section over the limit", "GET /doc HTTP/1.1\r\nHost: x\r\nX: " + std::string(130, 'v') + "\r\n\r\n", 431},
         {"RFC 6585 §5 too many field lines", "GET /doc HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", 431},
-        {"RFC 9112 §6.1 unknown transfer coding", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+        {"RFC 9112 §6.1 unknown transfer coding before chunked", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+        {"RFC 9112 §6.3 chunked not the final coding", "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400},
         {"RFC 9112 §2.3 HTTP/2.0", "GET /doc HTTP/2.0\r\nHost: x\r\n\r\n", 505},
     };
     running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
@@ -208,6 +209,35 @@ TEST_CASE_TEMPLATE("framing and limit errors are answered, then the connection c
         CHECK(all.find("0123456789") == std::string::npos);  // the smuggled GET got no answer
         CHECK(c.closed());
         CHECK_FALSE(c.reset());
+    }
+}
+
+// RFC 9110 §9.3.2: an error answer to a HEAD has no content either, even where the parse
+// failed before the method was noted (414), and its Content-Length is GET's.
+TEST_CASE_TEMPLATE("a HEAD refused for framing or limits gets its error without a body", Policy, SKIFF_TEST_POLICIES) {
+    struct error_case {
+        const char* name;
+        std::string request;
+        int status;
+    };
+    const error_case cases[] = {
+        {"400 no Host", "HEAD /doc HTTP/1.1\r\n\r\n", 400},
+        {"417 unknown expectation", "HEAD /doc HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n", 417},
+        {"414 request line over the limit", "\r\nHEAD /" + std::string(80, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", 414},
+        {"431 header section over the limit", "HEAD /doc HTTP/1.1\r\nHost: x\r\nX: " + std::string(130, 'v') + "\r\n\r\n", 431},
+        {"505 HTTP/2.0", "HEAD /doc HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+    };
+    running_server<Policy> srv(http_semantics_routes<Policy>, small_limits());
+    for (const error_case& e : cases) {
+        CAPTURE(e.name);
+        client c(srv.port());
+        c.send(e.request);
+        std::string all = c.read_to_close();
+        std::size_t head_end = all.find("\r\n\r\n");
+        REQUIRE(head_end != std::string::npos);
+        CHECK(all.compare(0, 13, "HTTP/1.1 " + std::to_string(e.status) + " ") == 0);
+        CHECK(all.find("\r\nContent-Length: 0\r\n") == std::string::npos);  // GET's length, not the empty body's
+        CHECK(all.size() == head_end + 4);  // nothing after the head
     }
 }
 

@@ -31,6 +31,14 @@
 
 namespace skiff::detail {
 
+// Whether a request's bytes, past the empty lines that may come first, begin a HEAD: a
+// rejected request is read from its bytes, since its parse may have failed before its method
+// was noted (a 414 request line, say).
+inline bool begins_head_request(std::string_view input) noexcept {
+    std::size_t first = input.find_first_not_of("\r\n");
+    return first != std::string_view::npos && input.substr(first, 5) == "HEAD ";
+}
+
 template <class Session>
 class session_reports {
     using conn = typename Session::conn;
@@ -67,10 +75,11 @@ public:
     // A framing or limit error: the stream can no longer be trusted, so answer and close,
     // draining what the client still sends (`how`) so that it reads the answer, not a reset.
     // `why` and `input` (the bytes of the request being rejected) are for a response hook.
+    // A HEAD (the rejected bytes say so) is answered without the content (RFC 9110 §9.3.2).
     SKIFF_NOINLINE void answer_error(conn& c, int status, phase how, rejection why, std::string_view input) {
         response& res = s_.res_;
         std::size_t start = s_.writer_.batch().size();
-        response_access::start(res, s_.writer_.batch(), s_.time_.date, false, true, false);
+        response_access::start(res, s_.writer_.batch(), s_.time_.date, begins_head_request(input), true, false);
         std::string_view reason = reason_phrase(status);
         char text[64];
         std::size_t n = reason.size() < sizeof text - 1 ? reason.size() : sizeof text - 1;

@@ -7,6 +7,7 @@
 #ifndef SKIFF_HTTP_FIELDS_HPP
 #define SKIFF_HTTP_FIELDS_HPP
 
+#include "skiff/config.hpp"
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/bytes.hpp"
 #include "skiff/detail/scan.hpp"
@@ -257,6 +258,22 @@ SKIFF_ALWAYS_INLINE parse_status parse_fields(const char*& pos, const char* end,
     return s;
 }
 
+// RFC 9110 §9.3.6: CONNECT asks for a tunnel. Its target is authority-form only (RFC 9112
+// §3.2.3), it has no content, and what follows its head would be the tunnel's bytes, not a
+// request: so a body declared for it is 400, and the connection closes after its answer
+// (skiff opens no tunnel: the router answers 501 unless the program routes CONNECT). Framing
+// it by a Content-Length would read the tunnel's bytes as a body, which a proxy that strips
+// the field (HAProxy does) would read as the next request. parse_head calls it after
+// check_fields (measured: 4 instructions a GET, against 3 to 19 routed through check_fields).
+SKIFF_NOINLINE inline parse_status check_connect(request_head& h) noexcept {
+    if (!h.path.empty()) return parse_status::bad_request;  // origin-form (an authority leaves no path)
+    bool declares_body = h.framing == body_framing::chunked || (h.framing == body_framing::length && h.content_length != 0);
+    if (declares_body) return parse_status::bad_request;
+    h.framing = body_framing::none;
+    h.keep_alive = false;
+    return parse_status::complete;
+}
+
 // Checks made once every field is known; sets framing, content length, keep-alive and
 // expect-continue (parse_head leaves them for this to set).
 inline parse_status check_fields(request_head& h, const field_facts& f) noexcept {
@@ -275,7 +292,11 @@ inline parse_status check_fields(request_head& h, const field_facts& f) noexcept
         if (f.has_length) return parse_status::bad_request;      // §6.1: a smuggling signature
         if (!v11) return parse_status::bad_request;              // §6.1: framing is faulty in 1.0
         if (f.coding_count == 0) return parse_status::bad_request;
-        if (f.coding_unsupported || f.chunked_count != 1 || !f.chunked_last) return parse_status::not_implemented;
+        // §6.3 item 4: chunked not the final coding (or bare, with parameters): the body's
+        // length cannot be known, so 400 and close; chunked twice (§7.1) likewise. Only a
+        // coding it does not know, before a final chunked, is 501 (§6.1).
+        if (!f.chunked_last || f.chunked_count != 1) return parse_status::bad_request;
+        if (f.coding_unsupported) return parse_status::not_implemented;
         h.framing = body_framing::chunked;
     } else if (f.has_length) {
         h.framing = body_framing::length;

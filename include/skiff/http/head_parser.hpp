@@ -11,7 +11,9 @@
 //  - no whitespace between a field name and its colon, no obs-fold, no CTL or DEL in a value;
 //  - one Host for HTTP/1.1; Content-Length with Transfer-Encoding is 400; duplicate
 //    Content-Length fields must agree and a comma list of lengths is 400;
-//  - Transfer-Encoding must be exactly one "chunked" (other codings are 501; in HTTP/1.0 400).
+//  - CONNECT has authority-form only, no body, and closes after its answer;
+//  - Transfer-Encoding must end in exactly one "chunked" (else 400, RFC 9112 §6.3 item 4; a
+//    coding before it is 501, §6.1; in HTTP/1.0 any is 400).
 //
 // Not here: the body, and any state kept between reads (message_parser.hpp frames the whole
 // message and decides when to call this again).
@@ -149,6 +151,7 @@ inline parse_result parse_head(const char* buf, std::size_t len, request_head& h
     facts.host_from_target = !h.host.empty();
     s = detail::parse_fields(p, buf + len, h, fields, limits, facts);
     if (s == parse_status::complete) s = detail::check_fields(h, facts);
+    if (SKIFF_UNLIKELY(h.verb == method::connect) && s == parse_status::complete) s = detail::check_connect(h);
     return {s, s == parse_status::complete ? static_cast<std::size_t>(p - buf) : 0};
 }
 
