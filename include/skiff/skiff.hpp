@@ -42,6 +42,7 @@
 #include "skiff/files/conditional.hpp"
 #include "skiff/files/file_body.hpp"
 #include "skiff/files/file_send.hpp"
+#include "skiff/files/http_date.hpp"
 #include "skiff/files/mime.hpp"
 #include "skiff/files/serve_dir.hpp"
 #include "skiff/fwd.hpp"

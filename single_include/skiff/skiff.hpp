@@ -6386,6 +6386,10 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 // with O_NOFOLLOW, so its last component cannot be swapped for a link between the check and
 // the open; a directory component swapped in that window is not caught (openat2's
 // RESOLVE_BENEATH would close it, where the kernel has it).
+//
+// A file that exists but cannot be opened is not 404, which a cache may keep (RFC 9110
+// §15.1): out of descriptors or memory, 503 with Retry-After (the server is short of them
+// for now; nginx answers 500); no permission, 403.
 #ifndef SKIFF_FILES_SERVE_DIR_HPP
 #define SKIFF_FILES_SERVE_DIR_HPP
 
@@ -6396,16 +6400,162 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 // and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
 // a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
-// Not here: reading files or choosing the status (files/serve_dir.hpp does). Dates: only the
-// IMF-fixdate form that every current client sends ("Sun, 06 Nov 1994 08:49:37 GMT"); the
-// obsolete RFC 850 and asctime forms read as no date, so the condition is ignored and the
-// full answer sent, which is always correct, only not the cheapest.
+// Not here: reading files or choosing the status (files/serve_dir.hpp does); dates
+// (files/http_date.hpp, included here for the fields that hold them).
 #ifndef SKIFF_FILES_CONDITIONAL_HPP
 #define SKIFF_FILES_CONDITIONAL_HPP
 
+// begin skiff/files/http_date.hpp
+// HTTP dates read (RFC 9110 §5.6.7): the three forms a recipient MUST accept, IMF-fixdate
+// ("Sun, 06 Nov 1994 08:49:37 GMT"), the obsolete RFC 850 form ("Sunday, 06-Nov-94 08:49:37
+// GMT") and asctime's ("Sun Nov  6 08:49:37 1994"), each whole, in GMT. A date that is not
+// a real one (31 Feb, a day name that is no day's, 25:00) is no date: §13.1.3 says a
+// condition with an invalid date is ignored, so a caller sends the full answer.
+//
+// Not here: writing dates (detail/date_cache.hpp), time zones other than GMT, dates before
+// 1970. The day name is checked as a name, not against the date (as nginx and Go do).
+#ifndef SKIFF_FILES_HTTP_DATE_HPP
+#define SKIFF_FILES_HTTP_DATE_HPP
+
+
+#include <cstddef>      // std::size_t
+#include <ctime>        // std::time_t, std::tm, timegm, std::time
+#include <optional>     // a date that may not parse
+#include <string_view>  // std::string_view
+
+namespace skiff::detail {
+
+// A calendar time, read field by field; checked as a whole by time_of().
+struct civil_time {
+    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;  // month 0-11
+};
+
+// The n digits at s[at], or -1 when any is not a digit (or s is too short).
+inline int digits_at(std::string_view s, std::size_t at, std::size_t n) noexcept {
+    if (at + n > s.size()) return -1;
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+// "Jan" .. "Dec" at s[at] (case-sensitive, as the grammar is): 0-11, or -1.
+inline int month_at(std::string_view s, std::size_t at) noexcept {
+    static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    if (at + 3 > s.size()) return -1;
+    std::size_t i = months.find(s.substr(at, 3));
+    return i == std::string_view::npos || i % 3 != 0 ? -1 : static_cast<int>(i / 3);
+}
+
+// day-name ("Mon") or, for RFC 850, day-name-l ("Monday").
+inline bool is_day_name(std::string_view n, bool long_form) noexcept {
+    static constexpr std::string_view short_names[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+    static constexpr std::string_view long_names[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+                                                      "Friday", "Saturday", "Sunday"};
+    for (std::size_t i = 0; i < 7; ++i)
+        if (n == (long_form ? long_names[i] : short_names[i])) return true;
+    return false;
+}
+
+// "08:49:37" at s[at].
+inline bool time_of_day_at(std::string_view s, std::size_t at, civil_time& t) noexcept {
+    if (at + 8 > s.size() || s[at + 2] != ':' || s[at + 5] != ':') return false;
+    t.hour = digits_at(s, at, 2);
+    t.minute = digits_at(s, at + 3, 2);
+    t.second = digits_at(s, at + 6, 2);
+    return t.hour >= 0 && t.minute >= 0 && t.second >= 0;
+}
+
+inline int days_in_month(int month, int year) noexcept {
+    static constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return month == 1 && leap ? 29 : days[month];
+}
+
+// Seconds since the epoch, when t is a real time (a leap second, :60, allowed).
+inline std::optional<std::time_t> time_of(const civil_time& t) noexcept {
+    if (t.month < 0 || t.year < 1970 || t.day < 1 || t.day > days_in_month(t.month, t.year) || t.hour > 23 ||
+        t.minute > 59 || t.second > 60)
+        return std::nullopt;
+    std::tm tm{};
+    tm.tm_year = t.year - 1900;
+    tm.tm_mon = t.month;
+    tm.tm_mday = t.day;
+    tm.tm_hour = t.hour;
+    tm.tm_min = t.minute;
+    tm.tm_sec = t.second;
+    return ::timegm(&tm);
+}
+
+// "Sun, 06 Nov 1994 08:49:37 GMT"
+inline std::optional<std::time_t> parse_imf_fixdate(std::string_view s) noexcept {
+    if (s.size() != 29 || !is_day_name(s.substr(0, 3), false) || s.substr(3, 2) != ", " || s[7] != ' ' ||
+        s[11] != ' ' || s[16] != ' ' || s.substr(25) != " GMT")
+        return std::nullopt;
+    civil_time t;
+    t.day = digits_at(s, 5, 2);
+    t.month = month_at(s, 8);
+    t.year = digits_at(s, 12, 4);
+    if (t.day < 0 || t.year < 0 || !time_of_day_at(s, 17, t)) return std::nullopt;
+    return time_of(t);
+}
+
+// A two-digit year: §5.6.7, one more than 50 years ahead of now is the last such year past.
+inline int full_year(int two_digits) noexcept {
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    ::gmtime_r(&now, &utc);
+    int this_year = utc.tm_year + 1900;
+    int year = this_year - this_year % 100 + two_digits;
+    return year > this_year + 50 ? year - 100 : year;
+}
+
+// "Sunday, 06-Nov-94 08:49:37 GMT"
+inline std::optional<std::time_t> parse_rfc850_date(std::string_view s) noexcept {
+    std::size_t comma = s.find(',');
+    if (comma == std::string_view::npos || !is_day_name(s.substr(0, comma), true)) return std::nullopt;
+    s.remove_prefix(comma);
+    if (s.size() != 24 || s.substr(0, 2) != ", " || s[4] != '-' || s[8] != '-' || s[11] != ' ' ||
+        s.substr(20) != " GMT")
+        return std::nullopt;
+    civil_time t;
+    t.day = digits_at(s, 2, 2);
+    t.month = month_at(s, 5);
+    int year = digits_at(s, 9, 2);
+    if (t.day < 0 || year < 0 || !time_of_day_at(s, 12, t)) return std::nullopt;
+    t.year = full_year(year);
+    return time_of(t);
+}
+
+// "Sun Nov  6 08:49:37 1994" (a one-digit day after a space)
+inline std::optional<std::time_t> parse_asctime_date(std::string_view s) noexcept {
+    if (s.size() != 24 || !is_day_name(s.substr(0, 3), false) || s[3] != ' ' || s[7] != ' ' || s[10] != ' ' ||
+        s[19] != ' ')
+        return std::nullopt;
+    civil_time t;
+    t.month = month_at(s, 4);
+    t.day = s[8] == ' ' ? digits_at(s, 9, 1) : digits_at(s, 8, 2);
+    t.year = digits_at(s, 20, 4);
+    if (t.day < 0 || t.year < 0 || !time_of_day_at(s, 11, t)) return std::nullopt;
+    return time_of(t);
+}
+
+// Seconds since the epoch of an HTTP date in any of its three forms, or nullopt.
+inline std::optional<std::time_t> parse_http_date(std::string_view s) noexcept {
+    s = trim_ows(s);
+    if (auto t = parse_imf_fixdate(s)) return t;
+    if (auto t = parse_rfc850_date(s)) return t;
+    return parse_asctime_date(s);
+}
+
+} // namespace skiff::detail
+
+#endif // SKIFF_FILES_HTTP_DATE_HPP
+// end skiff/files/http_date.hpp
 
 #include <cstdint>      // std::uint64_t
-#include <ctime>        // std::time_t, std::tm
 #include <optional>     // a date or range that may not parse
 #include <string_view>  // std::string_view
 #include <type_traits>  // std::is_convertible_v: one line, or several
@@ -6459,42 +6609,13 @@ bool match_hits(const Lines& field, std::string_view etag) noexcept {
     return hit;
 }
 
-// Seconds since the epoch of an IMF-fixdate, or nullopt.
-inline std::optional<std::time_t> parse_http_date(std::string_view s) noexcept {
-    static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
-    s = trim_ows(s);
-    if (s.size() != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
-        s[19] != ':' || s[22] != ':' || s.substr(25) != " GMT")
-        return std::nullopt;
-    auto number = [&](std::size_t at, std::size_t n) -> int {
-        int v = 0;
-        for (std::size_t i = at; i < at + n; ++i) {
-            if (s[i] < '0' || s[i] > '9') return -1;
-            v = v * 10 + (s[i] - '0');
-        }
-        return v;
-    };
-    std::size_t month = months.find(s.substr(8, 3));
-    int day = number(5, 2), year = number(12, 4), hour = number(17, 2), minute = number(20, 2),
-        second = number(23, 2);
-    if (month == std::string_view::npos || month % 3 != 0 || day < 1 || day > 31 || year < 1970 || hour > 23 ||
-        minute > 59 || second > 60 || hour < 0 || minute < 0 || second < 0)
-        return std::nullopt;
-    std::tm tm{};
-    tm.tm_year = year - 1900;
-    tm.tm_mon = static_cast<int>(month / 3);
-    tm.tm_mday = day;
-    tm.tm_hour = hour;
-    tm.tm_min = minute;
-    tm.tm_sec = second;
-    return ::timegm(&tm);
-}
-
 // A single byte range resolved against a file's size (RFC 9110 §14.1.2).
 enum class range_kind : std::uint8_t {
     none,           // no Range, not bytes, malformed, or several ranges: answer the whole file
     satisfiable,    // 206 with [first, last]
     unsatisfiable,  // 416 with "bytes */size"
+    empty_whole,    // a suffix range of an empty file: satisfiable (RFC 9110 §14.1.1), yet no
+                    // byte range can say so, so the whole (empty) file, 200
 };
 
 struct byte_range {
@@ -6527,7 +6648,8 @@ inline byte_range parse_range(std::string_view field, std::uint64_t size) noexce
     if (a.empty()) {  // the last n bytes
         std::optional<std::uint64_t> n = parse_decimal(b);
         if (!n) return {};
-        if (*n == 0 || size == 0) return {range_kind::unsatisfiable};
+        if (*n == 0) return {range_kind::unsatisfiable};
+        if (size == 0) return {range_kind::empty_whole};
         return {range_kind::satisfiable, *n >= size ? 0 : size - *n, size - 1};
     }
     std::optional<std::uint64_t> first = parse_decimal(a);
@@ -6819,6 +6941,7 @@ inline const mime_type& mime_for(std::string_view name) noexcept {
 #endif // SKIFF_FILES_MIME_HPP
 // end skiff/files/mime.hpp
 
+#include <cerrno>       // why open failed
 #include <climits>      // PATH_MAX
 #include <cstdint>      // std::uint64_t
 #include <cstdlib>      // realpath, free
@@ -6856,15 +6979,27 @@ inline bool lies_under(std::string_view path, std::string_view root) noexcept {
     return path.size() == root.size() || path[root.size()] == '/' || root == "/";
 }
 
+// What opening a path under root came to.
+enum class open_result : std::uint8_t {
+    opened,     // a regular file or a directory, in out
+    absent,     // not there, outside root, or neither a file nor a directory: 404
+    forbidden,  // there, but the server may not read it: 403
+    exhausted,  // there, but no descriptor or memory is left to open it now: 503
+};
+
 // Opens path when it resolves under root to a regular file or a directory.
-inline bool open_under(const std::string& root, const std::string& path, opened_file& out) {
+inline open_result open_under(const std::string& root, const std::string& path, opened_file& out) {
     std::string real = resolved_path(path);
-    if (real.empty() || !lies_under(real, root)) return false;
+    if (real.empty() || !lies_under(real, root)) return open_result::absent;
     unique_fd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));  // a FIFO must not block
-    if (!fd || ::fstat(fd.get(), &out.st) != 0) return false;
-    if (!S_ISREG(out.st.st_mode) && !S_ISDIR(out.st.st_mode)) return false;
+    if (!fd) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) return open_result::exhausted;
+        return errno == EACCES || errno == EPERM ? open_result::forbidden : open_result::absent;
+    }
+    if (::fstat(fd.get(), &out.st) != 0) return open_result::absent;
+    if (!S_ISREG(out.st.st_mode) && !S_ISDIR(out.st.st_mode)) return open_result::absent;
     out.fd = std::move(fd);
-    return true;
+    return open_result::opened;
 }
 
 // Raw bytes of the path that decoding would hide: %2f (a '/' inside a segment), a backslash
@@ -6889,9 +7024,11 @@ inline std::uint64_t mtime_ns(const struct stat& st) noexcept {
     return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-// A strong tag, "size-mtime" in hex (nanoseconds): it changes with any rewrite the file
-// system dates, and each precompressed sibling has its own.
-inline std::string make_etag(const struct stat& st) {
+// A strong tag, "size-mtime" in hex (nanoseconds), and for a precompressed sibling its
+// coding ("-gzip"): it changes with any rewrite the file system dates, and a sibling's never
+// equals the plain file's, even where `gzip -k` gave it the same time and size (RFC 9110
+// §8.8.3: a strong tag names one representation).
+inline std::string make_etag(const struct stat& st, std::string_view coding) {
     auto hex = [](std::uint64_t v) {
         char digits[16];
         char* p = digits + sizeof digits;
@@ -6901,7 +7038,9 @@ inline std::string make_etag(const struct stat& st) {
         } while (v != 0);
         return std::string(p, static_cast<std::size_t>(digits + sizeof digits - p));
     };
-    return '"' + hex(static_cast<std::uint64_t>(st.st_size)) + '-' + hex(mtime_ns(st)) + '"';
+    std::string tag = '"' + hex(static_cast<std::uint64_t>(st.st_size)) + '-' + hex(mtime_ns(st));
+    if (!coding.empty()) tag.append("-").append(coding);
+    return tag + '"';
 }
 
 inline std::string http_date(std::time_t t) {
@@ -6945,17 +7084,23 @@ public:
         if (root_.empty()) return not_found(res);
         std::string path = root_ + '/' + std::string(rel);
         opened_file f;
-        if (!open_under(root_, path, f)) return not_found(res);
+        if (open_result r = open_under(root_, path, f); r != open_result::opened) return not_opened(res, r);
         if (S_ISDIR(f.st.st_mode)) {
             if (raw.empty() || raw.back() != '/') return redirect_to_directory(req, res);
             path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
-            if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
+            if (open_result r = open_under(root_, path, f); r != open_result::opened) return not_opened(res, r);
+            if (!S_ISREG(f.st.st_mode)) return not_found(res);
         }
         answer(req, res, path, std::move(f));
     }
 
 private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
+    static void not_opened(response& res, open_result r) {
+        if (r == open_result::forbidden) return (void)res.status(403).text("Forbidden\n");
+        if (r == open_result::exhausted) return (void)res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+        not_found(res);
+    }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
     // The prefix without its slash ("/static", its own route): the root directory's URL
@@ -6968,13 +7113,16 @@ private:
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
         const mime_type& type = mime_for(path);
         if (type.compressible) res.header("Vary", "Accept-Encoding");
-        if (type.compressible && opt_.precompressed) pick_precompressed(req, res, path, f);
-        std::string etag = make_etag(f.st);
-        res.header("ETag", etag).header("Last-Modified", http_date(f.st.st_mtime)).header("Accept-Ranges", "bytes");
-        if (precondition_fails(req, etag, f.st.st_mtime)) return res.status(412).end();
-        if (not_modified(req, etag, f.st.st_mtime)) return res.status(304).end();
+        std::string_view coding;
+        if (type.compressible && opt_.precompressed) coding = pick_precompressed(req, res, path, f);
+        std::string etag = make_etag(f.st, coding);
+        std::time_t modified = last_modified(res, f.st.st_mtime);
+        res.header("ETag", etag).header("Last-Modified", http_date(modified)).header("Accept-Ranges", "bytes");
+        if (precondition_fails(req, etag, modified)) return res.status(412).end();
+        if (not_modified(req, etag, modified)) return res.status(304).end();
         std::uint64_t size = static_cast<std::uint64_t>(f.st.st_size);
-        byte_range range = wanted_range(req, etag, f.st.st_mtime, size);
+        byte_range range = wanted_range(req, etag, modified, size);
+        if (range.kind == range_kind::empty_whole) range.kind = range_kind::none;
         if (range.kind == range_kind::unsatisfiable) {
             return res.status(416).header("Content-Range", "bytes */" + std::to_string(size)).end();
         }
@@ -6984,9 +7132,19 @@ private:
         res.file(f.fd.release(), range.first, range.last - range.first + 1, type.type);
     }
 
-    // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
-    void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
-        if (!req.has_header("Accept-Encoding")) return;
+    // RFC 9110 §8.8.2.1: a modification time ahead of the server's clock is sent as now, and
+    // the answer's Date is that same second (the loop's Date may be a second behind).
+    static std::time_t last_modified(response& res, std::time_t mtime) {
+        std::time_t now = std::time(nullptr);
+        if (mtime <= now) return mtime;
+        res.header("Date", http_date(now));
+        return now;
+    }
+
+    // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding, which
+    // is returned ("" for none).
+    std::string_view pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
+        if (!req.has_header("Accept-Encoding")) return {};
         field_values accept = req.header_values("Accept-Encoding");  // a list: every line of it
         struct coding {
             std::string_view name, suffix;
@@ -6994,11 +7152,13 @@ private:
         for (coding c : {coding{"br", ".br"}, coding{"gzip", ".gz"}}) {
             opened_file sibling;
             if (!accepts_coding(accept, c.name)) continue;
-            if (!open_under(root_, path + std::string(c.suffix), sibling) || !S_ISREG(sibling.st.st_mode)) continue;
+            if (open_under(root_, path + std::string(c.suffix), sibling) != open_result::opened) continue;
+            if (!S_ISREG(sibling.st.st_mode)) continue;
             f = std::move(sibling);
             res.header("Content-Encoding", c.name);
-            return;
+            return c.name;
         }
+        return {};
     }
 
     // RFC 9110 §13.2.2 steps 1 and 2, before the 304 and the range: If-Match, when present,

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sys/resource.h>
+#include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
 #include <string_view>
@@ -56,6 +58,15 @@ struct site {
         write_file(root + "/digits.txt", "0123456789");
         write_file(root + "/blob", "raw");
         write_file(root + "/big.bin", big_bytes());
+        write_file(root + "/same.txt", "12345678");
+        write_file(root + "/same.txt.gz", "GZ345678");  // as `gzip -k` leaves it: same size and time
+        write_file(root + "/empty.txt", "");
+        write_file(root + "/future.txt", "later");
+        const timespec same_time[2] = {{1700000000, 0}, {1700000000, 0}};
+        ::utimensat(AT_FDCWD, (root + "/same.txt").c_str(), same_time, 0);
+        ::utimensat(AT_FDCWD, (root + "/same.txt.gz").c_str(), same_time, 0);
+        const timespec in_2100[2] = {{4102444800, 0}, {4102444800, 0}};
+        ::utimensat(AT_FDCWD, (root + "/future.txt").c_str(), in_2100, 0);
         write_file(base + "/secret.txt", "top secret");
         int ignored = ::symlink("../secret.txt", (root + "/out").c_str());
         ignored += ::symlink("..", (root + "/up").c_str());
@@ -65,7 +76,8 @@ struct site {
     }
     ~site() {  // the tree above, leaves first
         for (const char* f : {"index.html", "docs/index.html", "style.css", "style.css.gz", "style.css.br", "app.js",
-                              "app.js.gz", "digits.txt", "blob", "big.bin", "out", "up", "in", "pipe"})
+                              "app.js.gz", "digits.txt", "blob", "big.bin", "same.txt", "same.txt.gz", "empty.txt",
+                              "future.txt", "out", "up", "in", "pipe"})
             ::unlink((root + "/" + f).c_str());
         for (const char* d : {"/docs", "/empty", ""}) ::rmdir((root + d).c_str());
         ::unlink((base + "/secret.txt").c_str());
@@ -337,6 +349,68 @@ TEST_CASE_TEMPLATE("a precompressed sibling is chosen when accepted, with Vary",
     CHECK(br.header("ETag") != plain.header("ETag"));     // each representation its own tag
 }
 
+TEST_CASE_TEMPLATE("a precompressed sibling with the plain file's size and time has its own tag", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto gz = fetch(srv, "/same.txt", "Accept-Encoding: gzip\r\n");
+    auto plain = fetch(srv, "/same.txt");
+    REQUIRE(gz.header("Content-Encoding") == "gzip");
+    CHECK(gz.header("ETag") != plain.header("ETag"));  // RFC 9110 §8.8.3: one tag, one representation
+    // So a range resumed under the other coding gets the whole file, not spliced bytes.
+    auto spliced = fetch(srv, "/same.txt", "Range: bytes=4-\r\nIf-Range: " + gz.header("ETag") + "\r\n");
+    CHECK(spliced.status == 200);
+    CHECK(spliced.body == "12345678");
+}
+
+TEST_CASE_TEMPLATE("an empty file's suffix range is the whole empty file, a modification time ahead is now", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    auto empty = fetch(srv, "/empty.txt", "Range: bytes=-1\r\n");  // satisfiable, RFC 9110 §14.1.1
+    CHECK(empty.status == 200);
+    CHECK(empty.header("Content-Length") == "0");
+    CHECK(fetch(srv, "/empty.txt", "Range: bytes=0-0\r\n").status == 416);
+    auto future = fetch(srv, "/future.txt");  // RFC 9110 §8.8.2.1: never later than Date
+    CHECK(future.status == 200);
+    // The handler writes Date itself, the same second (the support masks Date's value): one line.
+    CHECK(future.head.find("\r\nDate: ") == future.head.rfind("\r\nDate: "));
+    auto modified = skiff::detail::parse_http_date(future.header("Last-Modified"));
+    REQUIRE(modified);
+    CHECK(*modified <= std::time(nullptr));
+}
+
+TEST_CASE_TEMPLATE("older date forms are read, and a date that is no date is ignored", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    CHECK(fetch(srv, "/digits.txt", "If-Unmodified-Since: Thursday, 01-Jan-98 00:00:00 GMT\r\n").status == 412);
+    CHECK(fetch(srv, "/digits.txt", "If-Unmodified-Since: Thu Jan  1 00:00:00 1998\r\n").status == 412);
+    CHECK(fetch(srv, "/same.txt", "If-Modified-Since: Tuesday, 14-Nov-23 22:13:20 GMT\r\n").status == 304);
+    CHECK(fetch(srv, "/same.txt", "If-Modified-Since: Sat, 31 Feb 2037 00:00:00 GMT\r\n").status == 200);
+}
+
+TEST_CASE_TEMPLATE("a file that cannot be opened for want of descriptors is 503, not 404", Policy,
+                   SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    client c(srv.port());
+    c.send("GET /digits.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+    REQUIRE(read_responses(c, 1).size() == 1);  // accepted and served: it holds its descriptor
+    rlimit saved{};
+    ::getrlimit(RLIMIT_NOFILE, &saved);
+    int lowest_free = 0;  // what the next open() would get
+    while (::fcntl(lowest_free, F_GETFD) != -1) ++lowest_free;
+    rlimit tight = saved;
+    tight.rlim_cur = static_cast<rlim_t>(lowest_free);  // the file's open() fails, EMFILE
+    ::setrlimit(RLIMIT_NOFILE, &tight);
+    c.send("GET /digits.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto rs = read_responses(c, 1);
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].status == 503);
+    CHECK(rs[0].header("Retry-After") == "1");
+    c.send("GET /digits.txt HTTP/1.1\r\nHost: x\r\n\r\n");  // descriptors back: served again
+    rs = read_responses(c, 1);
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].body == "0123456789");
+}
+
 TEST_CASE_TEMPLATE("no request escapes root", Policy, SKIFF_TEST_POLICIES) {
     running_server<Policy> srv(static_routes<Policy>());
     CHECK(fetch(srv, "/../secret.txt").status == 400);
@@ -392,9 +466,23 @@ TEST_CASE("Accept-Encoding, Range and dates parse as RFC 9110 says") {
     CHECK(parse_range("bytes=0-0", 1).kind == range_kind::satisfiable);
     CHECK(parse_range("bytes=-5", 3).first == 0);
     CHECK(parse_range("bytes=0-", 0).kind == range_kind::unsatisfiable);
+    CHECK(parse_range("bytes=-1", 0).kind == range_kind::empty_whole);  // RFC 9110 §14.1.1
+    CHECK(parse_range("bytes=-0", 0).kind == range_kind::unsatisfiable);
     CHECK(parse_range("bytes=99999999999999999999-", 10).kind == range_kind::none);
     CHECK(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT") == std::time_t{784111777});
-    CHECK(!parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"));
+    // RFC 9110 §5.6.7: all three forms; a date that is no real date is none (§13.1.3).
+    CHECK(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT") == std::time_t{784111777});
+    CHECK(parse_http_date("Sun Nov  6 08:49:37 1994") == std::time_t{784111777});
+    CHECK(parse_http_date("Thu Jan 01 00:00:00 1998") == std::time_t{883612800});
+    CHECK(parse_http_date("Thursday, 01-Jan-98 00:00:00 GMT") == std::time_t{883612800});
+    CHECK(parse_http_date("Tue, 29 Feb 2028 00:00:00 GMT"));  // a leap day
+    for (const char* bad : {"Sat, 31 Feb 2037 00:00:00 GMT", "Foo, 07 Dec 2026 14:51:57 GMT", "Sun, 29 Feb 2027 00:00:00 GMT",
+                            "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 nov 1994 08:49:37 GMT",
+                            "Sun 06 Nov 1994 08:49:37 GMT", "Sund, 06-Nov-94 08:49:37 GMT", "Sunday, 06-Nov-1994 08:49:37 GMT",
+                            "Sun Nov 6 08:49:37 1994", "Sun Nov  6 08:49:37 94", "", "0"}) {
+        CAPTURE(bad);
+        CHECK(!parse_http_date(bad));
+    }
     CHECK(http_date(784111777) == "Sun, 06 Nov 1994 08:49:37 GMT");
     CHECK(skiff::mime_for("a/B.PNG").type == "image/png");
     CHECK(skiff::mime_for("a.b/c").type == "application/octet-stream");

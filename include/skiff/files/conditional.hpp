@@ -4,18 +4,16 @@
 // and content codings (Accept-Encoding). Pure functions of strings, so each rule has a test;
 // a list field is read over all its lines (RFC 9110 §5.3), given as request::header_values.
 //
-// Not here: reading files or choosing the status (files/serve_dir.hpp does). Dates: only the
-// IMF-fixdate form that every current client sends ("Sun, 06 Nov 1994 08:49:37 GMT"); the
-// obsolete RFC 850 and asctime forms read as no date, so the condition is ignored and the
-// full answer sent, which is always correct, only not the cheapest.
+// Not here: reading files or choosing the status (files/serve_dir.hpp does); dates
+// (files/http_date.hpp, included here for the fields that hold them).
 #ifndef SKIFF_FILES_CONDITIONAL_HPP
 #define SKIFF_FILES_CONDITIONAL_HPP
 
 #include "skiff/detail/ascii.hpp"
 #include "skiff/detail/scan.hpp"
+#include "skiff/files/http_date.hpp"
 
 #include <cstdint>      // std::uint64_t
-#include <ctime>        // std::time_t, std::tm
 #include <optional>     // a date or range that may not parse
 #include <string_view>  // std::string_view
 #include <type_traits>  // std::is_convertible_v: one line, or several
@@ -69,42 +67,13 @@ bool match_hits(const Lines& field, std::string_view etag) noexcept {
     return hit;
 }
 
-// Seconds since the epoch of an IMF-fixdate, or nullopt.
-inline std::optional<std::time_t> parse_http_date(std::string_view s) noexcept {
-    static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
-    s = trim_ows(s);
-    if (s.size() != 29 || s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
-        s[19] != ':' || s[22] != ':' || s.substr(25) != " GMT")
-        return std::nullopt;
-    auto number = [&](std::size_t at, std::size_t n) -> int {
-        int v = 0;
-        for (std::size_t i = at; i < at + n; ++i) {
-            if (s[i] < '0' || s[i] > '9') return -1;
-            v = v * 10 + (s[i] - '0');
-        }
-        return v;
-    };
-    std::size_t month = months.find(s.substr(8, 3));
-    int day = number(5, 2), year = number(12, 4), hour = number(17, 2), minute = number(20, 2),
-        second = number(23, 2);
-    if (month == std::string_view::npos || month % 3 != 0 || day < 1 || day > 31 || year < 1970 || hour > 23 ||
-        minute > 59 || second > 60 || hour < 0 || minute < 0 || second < 0)
-        return std::nullopt;
-    std::tm tm{};
-    tm.tm_year = year - 1900;
-    tm.tm_mon = static_cast<int>(month / 3);
-    tm.tm_mday = day;
-    tm.tm_hour = hour;
-    tm.tm_min = minute;
-    tm.tm_sec = second;
-    return ::timegm(&tm);
-}
-
 // A single byte range resolved against a file's size (RFC 9110 §14.1.2).
 enum class range_kind : std::uint8_t {
     none,           // no Range, not bytes, malformed, or several ranges: answer the whole file
     satisfiable,    // 206 with [first, last]
     unsatisfiable,  // 416 with "bytes */size"
+    empty_whole,    // a suffix range of an empty file: satisfiable (RFC 9110 §14.1.1), yet no
+                    // byte range can say so, so the whole (empty) file, 200
 };
 
 struct byte_range {
@@ -137,7 +106,8 @@ inline byte_range parse_range(std::string_view field, std::uint64_t size) noexce
     if (a.empty()) {  // the last n bytes
         std::optional<std::uint64_t> n = parse_decimal(b);
         if (!n) return {};
-        if (*n == 0 || size == 0) return {range_kind::unsatisfiable};
+        if (*n == 0) return {range_kind::unsatisfiable};
+        if (size == 0) return {range_kind::empty_whole};
         return {range_kind::satisfiable, *n >= size ? 0 : size - *n, size - 1};
     }
     std::optional<std::uint64_t> first = parse_decimal(a);

@@ -15,6 +15,10 @@
 // with O_NOFOLLOW, so its last component cannot be swapped for a link between the check and
 // the open; a directory component swapped in that window is not caught (openat2's
 // RESOLVE_BENEATH would close it, where the kernel has it).
+//
+// A file that exists but cannot be opened is not 404, which a cache may keep (RFC 9110
+// §15.1): out of descriptors or memory, 503 with Retry-After (the server is short of them
+// for now; nginx answers 500); no permission, 403.
 #ifndef SKIFF_FILES_SERVE_DIR_HPP
 #define SKIFF_FILES_SERVE_DIR_HPP
 
@@ -26,6 +30,7 @@
 #include "skiff/http/request.hpp"
 #include "skiff/http/response.hpp"
 
+#include <cerrno>       // why open failed
 #include <climits>      // PATH_MAX
 #include <cstdint>      // std::uint64_t
 #include <cstdlib>      // realpath, free
@@ -63,15 +68,27 @@ inline bool lies_under(std::string_view path, std::string_view root) noexcept {
     return path.size() == root.size() || path[root.size()] == '/' || root == "/";
 }
 
+// What opening a path under root came to.
+enum class open_result : std::uint8_t {
+    opened,     // a regular file or a directory, in out
+    absent,     // not there, outside root, or neither a file nor a directory: 404
+    forbidden,  // there, but the server may not read it: 403
+    exhausted,  // there, but no descriptor or memory is left to open it now: 503
+};
+
 // Opens path when it resolves under root to a regular file or a directory.
-inline bool open_under(const std::string& root, const std::string& path, opened_file& out) {
+inline open_result open_under(const std::string& root, const std::string& path, opened_file& out) {
     std::string real = resolved_path(path);
-    if (real.empty() || !lies_under(real, root)) return false;
+    if (real.empty() || !lies_under(real, root)) return open_result::absent;
     unique_fd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));  // a FIFO must not block
-    if (!fd || ::fstat(fd.get(), &out.st) != 0) return false;
-    if (!S_ISREG(out.st.st_mode) && !S_ISDIR(out.st.st_mode)) return false;
+    if (!fd) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) return open_result::exhausted;
+        return errno == EACCES || errno == EPERM ? open_result::forbidden : open_result::absent;
+    }
+    if (::fstat(fd.get(), &out.st) != 0) return open_result::absent;
+    if (!S_ISREG(out.st.st_mode) && !S_ISDIR(out.st.st_mode)) return open_result::absent;
     out.fd = std::move(fd);
-    return true;
+    return open_result::opened;
 }
 
 // Raw bytes of the path that decoding would hide: %2f (a '/' inside a segment), a backslash
@@ -96,9 +113,11 @@ inline std::uint64_t mtime_ns(const struct stat& st) noexcept {
     return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-// A strong tag, "size-mtime" in hex (nanoseconds): it changes with any rewrite the file
-// system dates, and each precompressed sibling has its own.
-inline std::string make_etag(const struct stat& st) {
+// A strong tag, "size-mtime" in hex (nanoseconds), and for a precompressed sibling its
+// coding ("-gzip"): it changes with any rewrite the file system dates, and a sibling's never
+// equals the plain file's, even where `gzip -k` gave it the same time and size (RFC 9110
+// §8.8.3: a strong tag names one representation).
+inline std::string make_etag(const struct stat& st, std::string_view coding) {
     auto hex = [](std::uint64_t v) {
         char digits[16];
         char* p = digits + sizeof digits;
@@ -108,7 +127,9 @@ inline std::string make_etag(const struct stat& st) {
         } while (v != 0);
         return std::string(p, static_cast<std::size_t>(digits + sizeof digits - p));
     };
-    return '"' + hex(static_cast<std::uint64_t>(st.st_size)) + '-' + hex(mtime_ns(st)) + '"';
+    std::string tag = '"' + hex(static_cast<std::uint64_t>(st.st_size)) + '-' + hex(mtime_ns(st));
+    if (!coding.empty()) tag.append("-").append(coding);
+    return tag + '"';
 }
 
 inline std::string http_date(std::time_t t) {
@@ -152,17 +173,23 @@ public:
         if (root_.empty()) return not_found(res);
         std::string path = root_ + '/' + std::string(rel);
         opened_file f;
-        if (!open_under(root_, path, f)) return not_found(res);
+        if (open_result r = open_under(root_, path, f); r != open_result::opened) return not_opened(res, r);
         if (S_ISDIR(f.st.st_mode)) {
             if (raw.empty() || raw.back() != '/') return redirect_to_directory(req, res);
             path = path.back() == '/' ? path + opt_.index : path + '/' + opt_.index;
-            if (!open_under(root_, path, f) || !S_ISREG(f.st.st_mode)) return not_found(res);
+            if (open_result r = open_under(root_, path, f); r != open_result::opened) return not_opened(res, r);
+            if (!S_ISREG(f.st.st_mode)) return not_found(res);
         }
         answer(req, res, path, std::move(f));
     }
 
 private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
+    static void not_opened(response& res, open_result r) {
+        if (r == open_result::forbidden) return (void)res.status(403).text("Forbidden\n");
+        if (r == open_result::exhausted) return (void)res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
+        not_found(res);
+    }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
     // The prefix without its slash ("/static", its own route): the root directory's URL
@@ -175,13 +202,16 @@ private:
     void answer(request& req, response& res, const std::string& path, opened_file f) const {
         const mime_type& type = mime_for(path);
         if (type.compressible) res.header("Vary", "Accept-Encoding");
-        if (type.compressible && opt_.precompressed) pick_precompressed(req, res, path, f);
-        std::string etag = make_etag(f.st);
-        res.header("ETag", etag).header("Last-Modified", http_date(f.st.st_mtime)).header("Accept-Ranges", "bytes");
-        if (precondition_fails(req, etag, f.st.st_mtime)) return res.status(412).end();
-        if (not_modified(req, etag, f.st.st_mtime)) return res.status(304).end();
+        std::string_view coding;
+        if (type.compressible && opt_.precompressed) coding = pick_precompressed(req, res, path, f);
+        std::string etag = make_etag(f.st, coding);
+        std::time_t modified = last_modified(res, f.st.st_mtime);
+        res.header("ETag", etag).header("Last-Modified", http_date(modified)).header("Accept-Ranges", "bytes");
+        if (precondition_fails(req, etag, modified)) return res.status(412).end();
+        if (not_modified(req, etag, modified)) return res.status(304).end();
         std::uint64_t size = static_cast<std::uint64_t>(f.st.st_size);
-        byte_range range = wanted_range(req, etag, f.st.st_mtime, size);
+        byte_range range = wanted_range(req, etag, modified, size);
+        if (range.kind == range_kind::empty_whole) range.kind = range_kind::none;
         if (range.kind == range_kind::unsatisfiable) {
             return res.status(416).header("Content-Range", "bytes */" + std::to_string(size)).end();
         }
@@ -191,9 +221,19 @@ private:
         res.file(f.fd.release(), range.first, range.last - range.first + 1, type.type);
     }
 
-    // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding.
-    void pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
-        if (!req.has_header("Accept-Encoding")) return;
+    // RFC 9110 §8.8.2.1: a modification time ahead of the server's clock is sent as now, and
+    // the answer's Date is that same second (the loop's Date may be a second behind).
+    static std::time_t last_modified(response& res, std::time_t mtime) {
+        std::time_t now = std::time(nullptr);
+        if (mtime <= now) return mtime;
+        res.header("Date", http_date(now));
+        return now;
+    }
+
+    // Brotli first (smaller), then gzip: the sibling replaces f, and says its coding, which
+    // is returned ("" for none).
+    std::string_view pick_precompressed(request& req, response& res, const std::string& path, opened_file& f) const {
+        if (!req.has_header("Accept-Encoding")) return {};
         field_values accept = req.header_values("Accept-Encoding");  // a list: every line of it
         struct coding {
             std::string_view name, suffix;
@@ -201,11 +241,13 @@ private:
         for (coding c : {coding{"br", ".br"}, coding{"gzip", ".gz"}}) {
             opened_file sibling;
             if (!accepts_coding(accept, c.name)) continue;
-            if (!open_under(root_, path + std::string(c.suffix), sibling) || !S_ISREG(sibling.st.st_mode)) continue;
+            if (open_under(root_, path + std::string(c.suffix), sibling) != open_result::opened) continue;
+            if (!S_ISREG(sibling.st.st_mode)) continue;
             f = std::move(sibling);
             res.header("Content-Encoding", c.name);
-            return;
+            return c.name;
         }
+        return {};
     }
 
     // RFC 9110 §13.2.2 steps 1 and 2, before the 304 and the range: If-Match, when present,
