@@ -16,7 +16,10 @@
 // one message being gathered (16 MiB) and one echo waiting for it to read (the loop stops
 // reading a client whose output waits, so a sender that does not read gets no more echoes
 // queued); a chat client that does not read has messages dropped past 1 MiB waiting for it
-// (peer::send says dropped), and the room never blocks on it. 256 connections at most.
+// (peer::send says dropped), and the room never blocks on it. One that sends without reading
+// meets the loop's rule first: its own messages come back to it, and past write_high_water
+// (64 KiB) of output waiting for it, it is not read until it reads (TCP pushes back on the
+// sender); the others go on receiving what the rest say. 256 connections at most.
 #include <skiff/skiff.hpp>
 
 #include <cstdio>

@@ -16316,7 +16316,8 @@ private:
 //
 // Deadlines: once a tick (options: a tick is a tenth of the shortest timeout, 5-250 ms) the
 // taker is called and decides itself: the idle deadline (handlers::idle_timeout, else
-// options::idle_timeout, counted from the last read; a quiet client is pinged at half of it,
+// options::idle_timeout, counted from the last read or the last output the client took; a
+// quiet client is pinged at half of it,
 // handlers::keepalive), the stop (door::stopping()), and the close handshake's wait
 // (linger_timeout). The tick is the `paused` deadline on the loop's wheel (single, sharded),
 // or a hub timer under shared (taker_hub.hpp). While output is parked the session's write
@@ -16703,8 +16704,10 @@ public:
     }
 
     // Parked output went: the peers see it in buffered(), and on_drain may hear. Its sends are
-    // posted (nothing flushes after this call).
+    // posted (nothing flushes after this call). A client that takes output is not idle: one
+    // reading a long message slowly was closed as idle the moment it had read it all.
     void on_sent(door& d, connection& c) override {
+        if (stage_ == stage::open) mark_ms_ = d.now_ms();
         state().parked.store(d.parked(c), std::memory_order_relaxed);
         if (side_ != nullptr && side_->stalled_bytes != 0) {  // less held now: nobody is shed
             side_->ledger->note(*side_, c.out.capacity(), c);
@@ -16916,7 +16919,7 @@ private:
     websocket::peer self_;
     std::unique_ptr<ws_side> side_;  // only while a frame or message is open across reads, or output stalls
     connection* conn_ = nullptr;
-    std::int64_t mark_ms_ = 0;  // open: when the client last sent; closing: when the wait for its close ends
+    std::int64_t mark_ms_ = 0;  // open: when the client last sent or took output; closing: when the wait for its close ends
     stage stage_ = stage::head_sent;
     ending ending_ = ending::none;
     told told_ = told::not_yet;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
 #include <vector>
 
@@ -539,6 +540,42 @@ TEST_CASE_TEMPLATE("a quiet client is pinged at half the idle timeout, and close
     CHECK(std::chrono::steady_clock::now() - began >= 350ms);
     c.send(ws::close_frame(1000));
     CHECK(c.sees_eof());
+}
+
+// A client busy taking a long answer is not idle: the idle deadline counts from the last
+// output it took too. It was closed with 1000 "idle" the moment it had read a message that
+// took longer than idle_timeout to read.
+TEST_CASE_TEMPLATE("a client reading a long message slowly is not closed as idle", Policy, SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.idle_timeout = 300ms;
+    running_server<Policy> srv(
+        [](skiff::basic_server<Policy>& app) {
+            wsk::handlers h = ws_echo_handlers(8 * 1024 * 1024);
+            h.keepalive = wsk::keepalive::none;  // idleness alone decides
+            app.get("/big", wsk::upgrade(h));
+        },
+        opt);
+    ws_client c(srv.port());
+    // Kernel buffers that hold a small part of the echo (and stay above loopback's 64 KiB
+    // segment, so window updates are not held back): the echo waits on this reader.
+    int small = 128 * 1024;
+    ::setsockopt(c.raw().fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    REQUIRE(c.open("/big").status == 101);
+    const std::string payload(4 * 1024 * 1024, 'm');
+    c.send(ws::binary(payload));
+    std::string got;
+    auto began = std::chrono::steady_clock::now();
+    while (got.size() < payload.size() + 10 && !c.raw().closed()) {
+        std::this_thread::sleep_for(10ms);  // a slow reader: the whole takes longer than idle_timeout
+        got += c.raw().read_some(100ms);
+    }
+    REQUIRE(got.size() >= payload.size() + 10);
+    CHECK(std::chrono::steady_clock::now() - began > 300ms);  // (else the test proves nothing)
+    std::this_thread::sleep_for(100ms);  // ticks pass: an idle close would be sent now
+    c.send(ws::text("still here"));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "still here");
 }
 
 TEST_CASE_TEMPLATE("a quiet client that answers the keepalive pings stays open; without keepalive it is closed",
