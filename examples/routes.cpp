@@ -1,4 +1,5 @@
-// Routing: static paths, :parameters, a *wildcard, query strings, methods, custom 404.
+// Routing: static paths, :parameters, a *wildcard, query strings, methods, custom 404, on 127.0.0.1:8080
+// (or the port in $PORT).
 //   curl http://127.0.0.1:8080/users/42
 //   curl 'http://127.0.0.1:8080/search?q=red+boat&page=2'
 //   curl -X DELETE http://127.0.0.1:8080/users/42
@@ -30,8 +31,13 @@ int main() {
     app.on_not_found([](skiff::request& req, skiff::response& res) {
         res.text("nothing at " + std::string(req.path()) + "\n");
     });
-    if (auto ec = app.listen(8080)) {
-        std::fprintf(stderr, "routes: %s\n", ec.message().c_str());
+    auto port = skiff::port_from_env("PORT", 8080);
+    if (!port) {
+        std::fprintf(stderr, "routes: PORT must be a number from 0 to 65535\n");
+        return 1;
+    }
+    if (auto ec = app.listen(*port)) {
+        std::fprintf(stderr, "routes: cannot listen on 127.0.0.1:%u: %s\n", unsigned{*port}, ec.message().c_str());
         return 1;
     }
     return app.run();
