@@ -1211,10 +1211,12 @@ public:
     // (socket_ready() on the loop_context): for reading while it waits (the client going), for
     // writing while a push stream's bytes are parked. One-shot: once per call.
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
-    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
-    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
-    // Once per hub; a later call does nothing.
-    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
+    // The server stops: grace_ms after now_ms (the loop's services clock, as on_turn's),
+    // every answer it knows of that is still waiting or streaming is ended
+    // (loop_context::end_for_stop), and so is any deferred after that. Once per hub; a later
+    // call does nothing. The caller's now, not the hub's last turn: a hub started by a defer
+    // in the turn that also begins the stop has had no turn, and its grace ended at once.
+    void begin_stop(std::int64_t now_ms, std::int64_t grace_ms) { ops_->begin_stop(this, now_ms, grace_ms); }
 
 protected:
     struct ops {
@@ -1226,7 +1228,7 @@ protected:
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
         void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
-        void (*begin_stop)(loop_hub*, std::int64_t);
+        void (*begin_stop)(loop_hub*, std::int64_t, std::int64_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;
@@ -6206,11 +6208,11 @@ public:
     }
 
     // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
-    void begin_stop(std::int64_t grace_ms) {
+    void begin_stop(std::int64_t now_ms, std::int64_t grace_ms) {
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         if (stop_ != stop_phase::serving) return;
         stop_ = stop_phase::grace;
-        timers_.insert(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
+        timers_.insert(new_id(), now_ms + grace_ms, 0, [this](loop_context&) {
             post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
             return timer_action::stop;
         });
@@ -6258,7 +6260,9 @@ private:
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
     static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t w) { self(h)->watch_socket(s, fd, w); }
-    static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
+    static void begin_stop_of(loop_hub* h, std::int64_t now_ms, std::int64_t grace_ms) {
+        self(h)->begin_stop(now_ms, grace_ms);
+    }
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
                                &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 
@@ -11043,7 +11047,7 @@ public:
         acceptor_.begin_stop();
         set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
                         [this](conn& c) { (void)session_.settle_for_stop(c); });
-        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(time_.services_ms(), opt_.stop_grace.count());
     }
 
 private:
@@ -11064,7 +11068,7 @@ private:
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = time_.services_ms();
-        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(opt_.stop_grace.count());  // single: a hub started by a defer after stop()
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(now, opt_.stop_grace.count());  // single: a hub started by a defer after stop()
         hub->on_turn(now, *this);
         // A task that closed the last connection of a stopping loop: no wait before returning.
         if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;

@@ -190,11 +190,11 @@ public:
     }
 
     // From each loop's begin_stop, on its thread: the first call sets the sweep's timer.
-    void begin_stop(std::int64_t grace_ms) {
+    void begin_stop(std::int64_t now_ms, std::int64_t grace_ms) {
         std::lock_guard<std::recursive_mutex> p(process_lock_);
         if (stop_ != stop_phase::serving) return;
         stop_ = stop_phase::grace;
-        timers_.insert(new_id(), due_after(grace_ms), 0, [this](loop_context&) {
+        timers_.insert(new_id(), now_ms + grace_ms, 0, [this](loop_context&) {
             post([this](loop_context& ctx) { sweep_for_stop(ctx); });  // behind what was pushed before
             return timer_action::stop;
         });
@@ -242,7 +242,9 @@ private:
     static void exclusive_of(loop_hub* h, void (*fn)(void*), void* arg) { self(h)->exclusive(fn, arg); }
     static void forget_of(loop_hub* h, deferred_state& s) { self(h)->forget(s); }
     static void watch_socket_of(loop_hub* h, deferred_state& s, int fd, std::uint8_t w) { self(h)->watch_socket(s, fd, w); }
-    static void begin_stop_of(loop_hub* h, std::int64_t grace_ms) { self(h)->begin_stop(grace_ms); }
+    static void begin_stop_of(loop_hub* h, std::int64_t now_ms, std::int64_t grace_ms) {
+        self(h)->begin_stop(now_ms, grace_ms);
+    }
     static constexpr ops table{&detach_of,  &claims_of,    &on_event_of, &timeout_of,      &on_turn_of,
                                &exclusive_of, &forget_of, &watch_socket_of, &begin_stop_of};
 

@@ -129,7 +129,7 @@ public:
         acceptor_.begin_stop();
         set_.begin_stop(time_.now_ms + opt_.stop_timeout.count(),
                         [this](conn& c) { (void)session_.settle_for_stop(c); });
-        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(opt_.stop_grace.count());
+        if (loop_hub* hub = set_.anchor().hub) hub->begin_stop(time_.services_ms(), opt_.stop_grace.count());
     }
 
 private:
@@ -150,7 +150,7 @@ private:
         if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = time_.services_ms();
-        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(opt_.stop_grace.count());  // single: a hub started by a defer after stop()
+        if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(now, opt_.stop_grace.count());  // single: a hub started by a defer after stop()
         hub->on_turn(now, *this);
         // A task that closed the last connection of a stopping loop: no wait before returning.
         if (SKIFF_UNLIKELY(state_ == run_state::stopping) && set_.drained(time_.now_ms)) return 0;

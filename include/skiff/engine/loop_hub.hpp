@@ -77,10 +77,12 @@ public:
     // (socket_ready() on the loop_context): for reading while it waits (the client going), for
     // writing while a push stream's bytes are parked. One-shot: once per call.
     void watch_socket(deferred_state& s, int fd, std::uint8_t what) { ops_->watch_socket(this, s, fd, what); }
-    // The server stops: grace_ms from now, every answer it knows of that is still waiting or
-    // streaming is ended (loop_context::end_for_stop), and so is any deferred after that.
-    // Once per hub; a later call does nothing.
-    void begin_stop(std::int64_t grace_ms) { ops_->begin_stop(this, grace_ms); }
+    // The server stops: grace_ms after now_ms (the loop's services clock, as on_turn's),
+    // every answer it knows of that is still waiting or streaming is ended
+    // (loop_context::end_for_stop), and so is any deferred after that. Once per hub; a later
+    // call does nothing. The caller's now, not the hub's last turn: a hub started by a defer
+    // in the turn that also begins the stop has had no turn, and its grace ended at once.
+    void begin_stop(std::int64_t now_ms, std::int64_t grace_ms) { ops_->begin_stop(this, now_ms, grace_ms); }
 
 protected:
     struct ops {
@@ -92,7 +94,7 @@ protected:
         void (*exclusive)(loop_hub*, void (*)(void*), void*);
         void (*forget)(loop_hub*, deferred_state&);
         void (*watch_socket)(loop_hub*, deferred_state&, int, std::uint8_t);
-        void (*begin_stop)(loop_hub*, std::int64_t);
+        void (*begin_stop)(loop_hub*, std::int64_t, std::int64_t);
     };
     explicit loop_hub(const ops& o) noexcept : ops_(&o) {}
     ~loop_hub() = default;

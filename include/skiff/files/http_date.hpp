@@ -9,7 +9,7 @@
 #ifndef SKIFF_FILES_HTTP_DATE_HPP
 #define SKIFF_FILES_HTTP_DATE_HPP
 
-#include "skiff/detail/ascii.hpp"
+#include "skiff/detail/scan.hpp"  // trim_ows
 
 #include <cstddef>      // std::size_t
 #include <ctime>        // std::time_t, std::tm, timegm, std::time
