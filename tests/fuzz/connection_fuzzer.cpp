@@ -194,6 +194,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t answers = expected_answers(f, error_answer);
     std::vector<bool> head_only;
     for (const auto& m : f.messages) head_only.push_back(m.method == "HEAD");
+    // The answer after them (an error, or an early refusal of a pending head) answers the
+    // bytes that follow the last whole message: a HEAD by its first bytes, past empty lines,
+    // whether or not its parse got as far as the method (RFC 9110 §9.3.2).
+    std::size_t rest = f.messages.empty() ? 0 : f.messages.back().end;
+    std::string_view after = rest < input.size() ? input.substr(rest) : std::string_view();
+    std::size_t first = after.find_first_not_of("\r\n");
+    head_only.push_back(first != std::string_view::npos && after.substr(first, 5) == "HEAD ");
 
     std::string out = exchange(input, input);
     std::vector<response> rs = responses(out, head_only, input);

@@ -97,6 +97,7 @@ constexpr parse_case request_line_cases[] = {
     {"9112§3.2.4 asterisk-form for GET is 400", "GET * HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     {"9112§3.2.4 '*x' is not asterisk-form", "OPTIONS *x HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     {"9112§3.2.3 authority-form for CONNECT, which closes after its answer", "CONNECT ex:443 HTTP/1.1\r\nHost: ex:443\r\n\r\n"sv, ok, "method=CONNECT target=ex:443 path= host=ex:443 keep=0 framing=none"},
+    {"9112§3.2 a HEAD whose target is no target is 400 (found by fuzzing: its answer has no body)", "HEAD GET htt\xff://;y/ HTTP/0.1\r\n\r\n"sv, bad},
     {"9112§3.2.3 CONNECT to an origin-form path is 400", "CONNECT /connect HTTP/1.1\r\nHost: h\r\n\r\n"sv, bad},
     {"9110§9.3.6 CONNECT with a body length is 400", "CONNECT ex:443 HTTP/1.1\r\nHost: ex:443\r\nContent-Length: 5\r\n\r\nhello"sv, bad},
     {"9110§9.3.6 CONNECT with chunked is 400", "CONNECT ex:443 HTTP/1.1\r\nHost: ex:443\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"sv, bad},
