@@ -11,6 +11,11 @@
 
 namespace skiff::detail {
 
+// IMF-fixdate's three-letter names, in struct tm's order (tm_wday from Sunday, tm_mon from
+// January); also what files/http_date.hpp parses against.
+inline constexpr std::string_view day_names = "SunMonTueWedThuFriSat";
+inline constexpr std::string_view month_names = "JanFebMarAprMayJunJulAugSepOctNovDec";
+
 class date_cache {
 public:
     // "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
@@ -39,17 +44,15 @@ private:
     }
 
     void format(const std::tm& tm) noexcept {
-        static constexpr char days[] = "SunMonTueWedThuFriSat";
-        static constexpr char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
         char* p = line_;
         for (char c : std::string_view("Date: ")) *p++ = c;
-        for (int i = 0; i < 3; ++i) *p++ = days[tm.tm_wday * 3 + i];
+        for (int i = 0; i < 3; ++i) *p++ = day_names[static_cast<std::size_t>(tm.tm_wday * 3 + i)];
         *p++ = ',';
         *p++ = ' ';
         put2(p, tm.tm_mday);
         p += 2;
         *p++ = ' ';
-        for (int i = 0; i < 3; ++i) *p++ = months[tm.tm_mon * 3 + i];
+        for (int i = 0; i < 3; ++i) *p++ = month_names[static_cast<std::size_t>(tm.tm_mon * 3 + i)];
         *p++ = ' ';
         int year = tm.tm_year + 1900;
         put2(p, year / 100);

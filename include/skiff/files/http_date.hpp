@@ -9,7 +9,8 @@
 #ifndef SKIFF_FILES_HTTP_DATE_HPP
 #define SKIFF_FILES_HTTP_DATE_HPP
 
-#include "skiff/detail/scan.hpp"  // trim_ows
+#include "skiff/detail/date_cache.hpp"  // day_names, month_names
+#include "skiff/detail/scan.hpp"        // trim_ows
 
 #include <cstddef>      // std::size_t
 #include <ctime>        // std::time_t, std::tm, timegm, std::time
@@ -36,19 +37,17 @@ inline int digits_at(std::string_view s, std::size_t at, std::size_t n) noexcept
 
 // "Jan" .. "Dec" at s[at] (case-sensitive, as the grammar is): 0-11, or -1.
 inline int month_at(std::string_view s, std::size_t at) noexcept {
-    static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
     if (at + 3 > s.size()) return -1;
-    std::size_t i = months.find(s.substr(at, 3));
+    std::size_t i = month_names.find(s.substr(at, 3));
     return i == std::string_view::npos || i % 3 != 0 ? -1 : static_cast<int>(i / 3);
 }
 
 // day-name ("Mon") or, for RFC 850, day-name-l ("Monday").
 inline bool is_day_name(std::string_view n, bool long_form) noexcept {
-    static constexpr std::string_view short_names[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-    static constexpr std::string_view long_names[] = {"Monday", "Tuesday", "Wednesday", "Thursday",
-                                                      "Friday", "Saturday", "Sunday"};
+    static constexpr std::string_view long_names[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                                      "Thursday", "Friday", "Saturday"};  // day_names' order
     for (std::size_t i = 0; i < 7; ++i)
-        if (n == (long_form ? long_names[i] : short_names[i])) return true;
+        if (n == (long_form ? long_names[i] : day_names.substr(i * 3, 3))) return true;
     return false;
 }
 
