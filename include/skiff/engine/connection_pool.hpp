@@ -7,9 +7,11 @@
 #ifndef SKIFF_ENGINE_CONNECTION_POOL_HPP
 #define SKIFF_ENGINE_CONNECTION_POOL_HPP
 
-#include <cstddef>  // std::size_t
-#include <memory>   // std::unique_ptr for blocks
-#include <vector>   // std::vector of blocks
+#include <cstddef>   // std::size_t
+#include <cstdint>   // std::int64_t deadlines
+#include <memory>    // std::unique_ptr for blocks
+#include <optional>  // earliest_of_next: a connection that does not count
+#include <vector>    // std::vector of blocks
 
 namespace skiff::detail {
 
@@ -50,6 +52,22 @@ public:
             Conn& c = blocks_[cursor_ / block_size][cursor_ % block_size];
             if (c.fd >= 0) fn(c);
         }
+    }
+
+    // Among the next `slots` slots (for_next_open), the connection in use whose due(c) is
+    // earliest; due(c) is empty for one that does not count. Null when none counts.
+    template <class Due>
+    Conn* earliest_of_next(std::size_t slots, Due due) {
+        Conn* earliest = nullptr;
+        std::int64_t earliest_due = 0;
+        for_next_open(slots, [&](Conn& c) {
+            std::optional<std::int64_t> d = due(c);
+            if (d && (earliest == nullptr || *d < earliest_due)) {
+                earliest = &c;
+                earliest_due = *d;
+            }
+        });
+        return earliest;
     }
 
 private:

@@ -28,6 +28,7 @@
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t
 #include <mutex>         // std::mutex guarding a sharded loop's inbox; std::call_once at stop
+#include <optional>      // close_an_idle: a connection that is not idle
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
 #include <utility>       // std::move, std::swap, std::forward
@@ -130,9 +131,8 @@ public:
     // accept walk every connection.
     template <class Close>
     bool close_an_idle(Close&& close) {
-        conn* oldest = nullptr;
-        pool_.for_next_open(reclaim_scan, [&](conn& c) {
-            if (idle_between_requests(c) && (oldest == nullptr || c.expires_ms < oldest->expires_ms)) oldest = &c;
+        conn* oldest = pool_.earliest_of_next(reclaim_scan, [](const conn& c) {
+            return idle_between_requests(c) ? std::optional<std::int64_t>(c.expires_ms) : std::nullopt;
         });
         if (oldest == nullptr) return false;
         close(*oldest);

@@ -34,6 +34,7 @@
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t
 #include <mutex>         // std::mutex for the pool and the reaper; std::call_once at stop
+#include <optional>      // close_an_idle: a connection that is not idle
 #include <sys/socket.h>  // shutdown
 #include <system_error>  // std::error_code
 #include <unistd.h>      // close
@@ -225,16 +226,12 @@ public:
     template <class Close>
     bool close_an_idle(Close&&) {
         std::lock_guard<std::mutex> g(pool_lock_);
-        conn* oldest = nullptr;
-        std::int64_t oldest_due = 0;
-        pool_.for_next_open(reclaim_scan, [&](conn& c) {
+        conn* oldest = pool_.earliest_of_next(reclaim_scan, [](const conn& c) -> std::optional<std::int64_t> {
             std::int64_t due = c.due_ms.load(std::memory_order_relaxed);
             bool idle = c.due_kind.load(std::memory_order_relaxed) == deadline_kind::idle && due != 0 &&
                         !c.expired.load(std::memory_order_relaxed);
-            if (idle && (oldest == nullptr || due < oldest_due)) {
-                oldest = &c;
-                oldest_due = due;
-            }
+            if (!idle) return std::nullopt;
+            return due;
         });
         if (oldest == nullptr) return false;
         expire_now(*oldest, SHUT_RDWR);
