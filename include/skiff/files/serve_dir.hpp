@@ -186,9 +186,11 @@ public:
 private:
     static void not_found(response& res) { res.status(404).text("Not Found\n"); }
     static void not_opened(response& res, open_result r) {
-        if (r == open_result::forbidden) return (void)res.status(403).text("Forbidden\n");
-        if (r == open_result::exhausted) return (void)res.status(503).header("Retry-After", "1").text("Service Unavailable\n");
-        not_found(res);
+        switch (r) {
+        case open_result::forbidden: res.status(403).text("Forbidden\n"); break;
+        case open_result::exhausted: res.status(503).header("Retry-After", "1").text("Service Unavailable\n"); break;
+        default: not_found(res); break;
+        }
     }
     static void refuse(response& res) { res.status(400).text("Bad Request\n"); }
 
