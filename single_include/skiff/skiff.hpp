@@ -6395,6 +6395,9 @@ void append_call(std::function<void(Args...)>& to, std::function<void(Args...)> 
 // the open; a directory component swapped in that window is not caught (openat2's
 // RESOLVE_BENEATH would close it, where the kernel has it).
 //
+// Hidden files (a segment starting with '.': .git, .env) are 404 unless static_options::hidden
+// says served; a first ".well-known" is served either way.
+//
 // A file that exists but cannot be opened is not 404, which a cache may keep (RFC 9110
 // §15.1): out of descriptors or memory, 503 with Retry-After (the server is short of them
 // for now; nginx answers 500); no permission, 403.
@@ -6961,9 +6964,16 @@ inline const mime_type& mime_for(std::string_view name) noexcept {
 
 namespace skiff {
 
+// Whether a path with a segment starting with '.' (.git, .env, .htpasswd) is served. refused,
+// the default (as actix-files and Express's serve-static): 404, as if absent, but for a first
+// segment ".well-known" (RFC 8615: ACME challenges, security.txt). served: as nginx and Go's
+// FileServer serve them.
+enum class hidden_files : std::uint8_t { refused, served };
+
 struct static_options {
     std::string index = "index.html";  // what a directory URL answers with
     bool precompressed = true;         // offer name.br / name.gz when the client accepts them
+    hidden_files hidden = hidden_files::refused;
 };
 
 namespace detail {
@@ -6978,6 +6988,18 @@ struct opened_file {
 inline std::string resolved_path(const std::string& path) {
     std::unique_ptr<char, void (*)(void*)> real(::realpath(path.c_str(), nullptr), std::free);
     return real ? std::string(real.get()) : std::string();
+}
+
+// Whether rel (the decoded path under the prefix) names a hidden file or directory: a segment
+// that starts with '.', but for a first ".well-known" (hidden_files).
+inline bool names_hidden(std::string_view rel) noexcept {
+    for (bool first = true;; first = false) {
+        std::size_t slash = rel.find('/');
+        std::string_view segment = rel.substr(0, slash);
+        if (!segment.empty() && segment.front() == '.' && !(first && segment == ".well-known")) return true;
+        if (slash == std::string_view::npos) return false;
+        rel.remove_prefix(slash + 1);
+    }
 }
 
 inline bool lies_under(std::string_view path, std::string_view root) noexcept {
@@ -7087,6 +7109,7 @@ public:
         if (raw_path_refused(raw.substr(prefix_.size()))) return refuse(res);
         std::string_view rel = req.param("path");
         if (rel.find('\\') != std::string_view::npos) return refuse(res);
+        if (opt_.hidden == hidden_files::refused && names_hidden(rel)) return not_found(res);
         if (root_.empty()) return not_found(res);
         std::string path = root_ + '/' + std::string(rel);
         opened_file f;

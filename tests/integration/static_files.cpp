@@ -1,8 +1,8 @@
 // serve_dir: types, lengths and bytes (a file larger than any socket buffer, sent by
 // sendfile), HEAD, the conditional requests (304 both ways, 412 both ways, If-Range both
 // ways), ranges (206 in three forms, 416), directories (index.html, 301), precompressed
-// siblings with Vary, every way out of root refused, and a file answer pipelined in order
-// before a small one.
+// siblings with Vary, every way out of root refused, hidden files refused unless asked for, and
+// a file answer pipelined in order before a small one.
 #include <skiff/testing.hpp>
 
 #include "support/loopback.hpp"
@@ -48,6 +48,8 @@ struct site {
         ::mkdir(root.c_str(), 0755);
         ::mkdir((root + "/docs").c_str(), 0755);
         ::mkdir((root + "/empty").c_str(), 0755);
+        ::mkdir((root + "/.git").c_str(), 0755);
+        ::mkdir((root + "/.well-known").c_str(), 0755);
         write_file(root + "/index.html", "<h1>home</h1>");
         write_file(root + "/docs/index.html", "<h1>docs</h1>");
         write_file(root + "/style.css", "body{color:red}");
@@ -62,6 +64,10 @@ struct site {
         write_file(root + "/same.txt.gz", "GZ345678");  // as `gzip -k` leaves it: same size and time
         write_file(root + "/empty.txt", "");
         write_file(root + "/future.txt", "later");
+        write_file(root + "/.env", "PASSWORD=hunter2");
+        write_file(root + "/.git/config", "[core]");
+        write_file(root + "/docs/.draft.html", "<h1>draft</h1>");
+        write_file(root + "/.well-known/security.txt", "Contact: mailto:security@example.com");
         const timespec same_time[2] = {{1700000000, 0}, {1700000000, 0}};
         ::utimensat(AT_FDCWD, (root + "/same.txt").c_str(), same_time, 0);
         ::utimensat(AT_FDCWD, (root + "/same.txt.gz").c_str(), same_time, 0);
@@ -77,9 +83,10 @@ struct site {
     ~site() {  // the tree above, leaves first
         for (const char* f : {"index.html", "docs/index.html", "style.css", "style.css.gz", "style.css.br", "app.js",
                               "app.js.gz", "digits.txt", "blob", "big.bin", "same.txt", "same.txt.gz", "empty.txt",
-                              "future.txt", "out", "up", "in", "pipe"})
+                              "future.txt", ".env", ".git/config", "docs/.draft.html", ".well-known/security.txt",
+                              "out", "up", "in", "pipe"})
             ::unlink((root + "/" + f).c_str());
-        for (const char* d : {"/docs", "/empty", ""}) ::rmdir((root + d).c_str());
+        for (const char* d : {"/docs", "/empty", "/.git", "/.well-known", ""}) ::rmdir((root + d).c_str());
         ::unlink((base + "/secret.txt").c_str());
         ::rmdir(base.c_str());
     }
@@ -427,6 +434,29 @@ TEST_CASE_TEMPLATE("no request escapes root", Policy, SKIFF_TEST_POLICIES) {
     CHECK(fetch(srv, "/pipe").status == 404);             // not a regular file: refused, not opened to block
     auto answers = fetch(srv, "/out", "Range: bytes=0-\r\n");
     CHECK(answers.body.find("secret") == std::string::npos);
+}
+
+TEST_CASE_TEMPLATE("hidden files are 404 unless asked for, and .well-known is served", Policy, SKIFF_TEST_POLICIES) {
+    running_server<Policy> srv(static_routes<Policy>());
+    CHECK(fetch(srv, "/.env").status == 404);
+    CHECK(fetch(srv, "/%2eenv").status == 404);  // decoded before the check
+    CHECK(fetch(srv, "/.git/config").status == 404);
+    CHECK(fetch(srv, "/.git/").status == 404);
+    CHECK(fetch(srv, "/docs/.draft.html").status == 404);
+    CHECK(fetch(srv, "/docs/.well-known").status == 404);  // only a first segment is excepted
+    auto txt = fetch(srv, "/.well-known/security.txt");
+    CHECK(txt.status == 200);
+    CHECK(txt.body == "Contact: mailto:security@example.com");
+    CHECK(fetch(srv, "/digits.txt").status == 200);
+
+    running_server<Policy> open_srv([](skiff::basic_server<Policy>& app) {
+        skiff::static_options o;
+        o.hidden = skiff::hidden_files::served;
+        app.serve_dir("/", the_site().root, o);
+    });
+    CHECK(fetch(open_srv, "/.env").body == "PASSWORD=hunter2");
+    CHECK(fetch(open_srv, "/.git/config").body == "[core]");
+    CHECK(fetch(open_srv, "/docs/.draft.html").status == 200);
 }
 
 TEST_CASE_TEMPLATE("a file answer and a small one pipelined behind it come back in order", Policy,
