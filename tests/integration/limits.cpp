@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <string>
 #include <thread>
@@ -58,6 +59,32 @@ TEST_CASE_TEMPLATE("beyond max_connections, with none idle, a new connection get
     b.send("Host: x\r\n\r\n");
     CHECK(read_responses(a, 1).size() == 1);
     CHECK(read_responses(b, 1).size() == 1);
+}
+
+TEST_CASE_TEMPLATE("a refused client still sending its body reads the 503 and the end, not a reset", Policy,
+                   SKIFF_TEST_POLICIES) {
+    skiff::options opt;
+    opt.max_connections = 1;
+    opt.workers = 1;
+    running_server<Policy> srv(limits_routes<Policy>, opt);
+    client a(srv.port());
+    a.send("GET / HTTP/1.1\r\n");  // holds the one place mid-request
+    client late(srv.port());
+    late.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n");
+    std::string got = late.read_until([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+    REQUIRE(got.rfind("HTTP/1.1 503 ", 0) == 0);
+    // The body goes on after the 503, as a client uploading does: a socket closed with it
+    // unread would answer it with a reset, failing these sends and the read below.
+    const std::string piece(16384, 'x');
+    for (int i = 0; i < 4; ++i) {
+        CHECK(::send(late.fd(), piece.data(), piece.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(piece.size()));
+        std::this_thread::sleep_for(20ms);
+    }
+    CHECK(late.read_to_close().empty());
+    CHECK(late.closed());
+    CHECK_FALSE(late.reset());
+    a.send("Host: x\r\n\r\n");  // the held connection is served as before
+    CHECK(read_responses(a, 1).size() == 1);
 }
 
 TEST_CASE_TEMPLATE("at max_connections the connection idle longest is closed to make room for a new one", Policy,

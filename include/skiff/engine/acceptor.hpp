@@ -1,9 +1,10 @@
 // Accept and admission for one loop: takes connections off a ready listener until its queue
 // is empty; at the connection limit closes an idle keep-alive connection to make room (the
 // one idle longest among those it looks at, as nginx reuses keep-alive connections), and
-// refuses the newcomer with a fixed 503 when none is idle (or while stopping); and stops
-// watching the listener while the process is out of descriptors, instead of spinning on it;
-// accepting resumes when a connection closes, or after a pause.
+// refuses the newcomer with a fixed 503 when none is idle (or while stopping), closed without
+// resetting what the client still sends (refusals.hpp); and stops watching the listener while
+// the process is out of descriptors, instead of spinning on it; accepting resumes when a
+// connection closes, or after a pause.
 //
 // Idle keep-alive connections give way because they would otherwise hold every place for
 // idle_timeout (60 s) while new clients get 503; a client may see any idle connection closed
@@ -23,22 +24,14 @@
 #include "skiff/engine/listener_list.hpp"
 #include "skiff/engine/loop_time.hpp"
 #include "skiff/engine/options.hpp"
+#include "skiff/engine/refusals.hpp"
 #include "skiff/platform/socket.hpp"
 
 #include <cerrno>    // errno values from accept
 #include <cstddef>   // std::size_t
 #include <cstdint>   // std::int64_t, std::uint8_t
-#include <unistd.h>  // close
 
 namespace skiff::detail {
-
-inline constexpr char refusal_text[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-
-// Over the connection limit, or stopping: a fixed 503, written without waiting, then close.
-inline void refuse_connection(int fd) noexcept {
-    [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
-    ::close(fd);
-}
 
 // CloseIdle: closes a connection of the set as its idle deadline would (the session's close).
 template <class Set, class CloseIdle>
@@ -85,12 +78,20 @@ public:
     }
 
     bool paused() const noexcept { return listening_ == listening::paused; }
+    // Whether the loop must wake once a tick for the acceptor: paused, or refusals lingering.
+    bool wants_ticks() const noexcept { return ticks_ == ticks::wanted; }
     // A descriptor came free: try again at once.
     void on_close() noexcept {
         if (paused()) resume();
     }
-    void on_tick() noexcept {
-        if (paused() && time_.now_ms >= retry_at_) resume();
+    // Every turn: one test while there is nothing to do (the usual case).
+    void on_tick() {
+        if (SKIFF_UNLIKELY(ticks_ == ticks::wanted)) tick();
+    }
+    // The loop is done: refusals still lingering close now.
+    void close_refused() noexcept {
+        refused_.close_all();
+        note_ticks();
     }
 
 private:
@@ -98,10 +99,19 @@ private:
 
     enum class admission : std::uint8_t { admitting, refusing };
     enum class listening : std::uint8_t { watching, paused };
+    enum class ticks : std::uint8_t { idle, wanted };  // what on_tick() has to do: nothing, or look
+
+    SKIFF_NOINLINE void tick() {
+        refused_.on_tick(time_.now_ms);
+        if (paused() && time_.now_ms >= retry_at_) resume();
+        note_ticks();
+    }
+    void note_ticks() noexcept { ticks_ = paused() || !refused_.empty() ? ticks::wanted : ticks::idle; }
 
     void refuse(int fd) {
         if (SKIFF_UNLIKELY(static_cast<bool>(opt_.on_response))) report_refusal(fd);
-        refuse_connection(fd);
+        refused_.refuse(fd, time_.now_ms);
+        note_ticks();
     }
 
     SKIFF_NOINLINE void report_refusal(int fd) {
@@ -117,12 +127,14 @@ private:
 
     void pause() noexcept {
         listening_ = listening::paused;
+        ticks_ = ticks::wanted;
         retry_at_ = time_.now_ms + retry_after_ms;
         set_.pause_accepting();
     }
 
     void resume() noexcept {
         listening_ = listening::watching;
+        note_ticks();
         set_.resume_accepting();
     }
 
@@ -135,6 +147,8 @@ private:
     std::size_t loop_ = 0;
     admission admitting_ = admission::admitting;
     listening listening_ = listening::watching;
+    ticks ticks_ = ticks::idle;
+    refused_connections refused_;
 };
 
 } // namespace skiff::detail

@@ -147,7 +147,7 @@ private:
     // event is still to be dispatched. One test a turn when there are none.
     int before_wait(loop_hub* hub) {
         int base = -1;
-        if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.paused()) base = static_cast<int>(set_.tick_ms());
+        if (set_.has_deadlines() || state_ != run_state::serving || acceptor_.wants_ticks()) base = static_cast<int>(set_.tick_ms());
         if (SKIFF_LIKELY(hub == nullptr)) return base;
         std::int64_t now = time_.services_ms();
         if (SKIFF_UNLIKELY(state_ == run_state::stopping)) hub->begin_stop(now, opt_.stop_grace.count());  // single: a hub started by a defer after stop()
@@ -186,6 +186,7 @@ private:
 
     std::error_code close_all(std::error_code result) {
         set_.close_remaining([this](conn& c) { (void)session_.close(c); });
+        acceptor_.close_refused();
         return result;
     }
 
