@@ -2493,6 +2493,8 @@ enum class answer_kind : std::uint8_t {
     none,     // not yet
     whole,    // status, fields and a body, sent at once
     push,     // status and fields now; the body is pushed by a producer (push_stream)
+    dropped,  // none: the handle was dropped once cancelled (nobody waits), so the connection
+              // closes after what went before, with nothing written for this request
 };
 
 // Where the loop is with a deferred answer's connection.
@@ -5357,6 +5359,7 @@ public:
         ctx.http10 = s.http10;
         ctx.head_fields = std::move(s.head_fields);  // the chain's, before defer()
         if (s.kind == answer_kind::push) return start_push(d, c, ctx);
+        if (s.kind == answer_kind::dropped) return drop(d, c);
         d.answer(c, ctx, [&s](response& res) {
             give_head(res, s);
             res.body(s.body, s.content_type);
@@ -5440,6 +5443,14 @@ private:
     }
 
     // The answer is written (or in the batch): the connection goes on as a stream's would.
+    // A handle dropped once cancelled: nothing is written for it (as nginx closes for a client
+    // that went, its 499), and the connection closes after what went before.
+    fate drop(door& d, connection& c) {
+        finish(d, c);
+        d.close_after_output(c);
+        return d.after_write(c, d.flush(c));
+    }
+
     void finish(door& d, connection& c) {
         unlink(link_end::answered);
         d.answered(c);
@@ -13777,7 +13788,9 @@ private:
 //
 //   deferred     one answer, completed exactly once from any thread: status, fields and a
 //                body, or a push stream. Dropped uncompleted, it answers 500 (and says so on
-//                stderr in a debug build). cancelled() tells the work that nobody waits.
+//                stderr in a debug build). cancelled() tells the work that nobody waits; a
+//                handle dropped once cancelled answers nothing, and its connection closes
+//                (a client that half-closed is not told 500, or 200, for work never done).
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
 //                close (HTTP/1.0); write() says when the client is slow, on_writable() when
 //                it has caught up (or gone), and a stream that holds more than
@@ -14074,9 +14087,14 @@ private:
     }
 
     // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
-    // on stderr (debug builds) only when the 500 was handed to a loop that still runs.
+    // on stderr (debug builds) only when the 500 was handed to a loop that still runs. Once
+    // cancelled (the client went or half-closed), nothing: no status would be true.
     void abandon() {
         if (!pending()) return;
+        if (cancelled()) {
+            complete(detail::answer_kind::dropped, {}, {});
+            return;
+        }
         status_ = 500;
         fields_.clear();
         bool handed = complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");
@@ -14133,8 +14151,9 @@ inline deferred::deferred(response& r) {
 // The queue is bounded (max_queued tasks waiting, not counting those running): past it run()
 // answers at once, 503 with Retry-After: 1 (or what on_full() renders), so an overloaded
 // backend sheds load instead of growing the queue, and the client is told to come back.
-// A task whose answer nobody waits for any more (the client went, the deadline passed) is
-// skipped when its turn comes. A task that throws answers 500 if it had not answered.
+// A task whose answer nobody waits for any more (the client went or half-closed, the deadline
+// passed) is skipped when its turn comes, and answers nothing. A task that throws answers 500
+// if it had not answered.
 //
 // Invariants. The threads start in the constructor and are joined in the destructor, which
 // first refuses new work (pool_status::stopped) and lets the threads finish what is queued;
@@ -14199,10 +14218,7 @@ public:
             return st;
         }
         return enqueue(g, [later = std::move(later), work = std::forward<Work>(work)]() mutable {
-            if (later.cancelled()) {
-                later.end();  // nobody waits: a no-op, where dropping it would warn of a lost answer
-                return;
-            }
+            if (later.cancelled()) return;  // dropped with the task: nothing is answered (deferred)
             detail::call_guarded([&] { work(later); }, [&] {
                 if (later.pending()) later.status(500).text("Internal Server Error\n");
             });

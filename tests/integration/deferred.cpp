@@ -173,6 +173,47 @@ TEST_CASE_TEMPLATE("a handle dropped without an answer answers 500", Policy, SKI
     CHECK(rs[0].status == 500);
 }
 
+// A client that half-closes after its request is taken for gone (as nginx and Go take it), so
+// work that sees cancelled() and stops must not be answered as if it had run: no 500 for the
+// dropped handle, no 200 from a pool that skipped it; the connection just closes.
+TEST_CASE_TEMPLATE("work dropped once its half-closed client is taken for gone answers nothing", Policy,
+                   SKIFF_TEST_POLICIES) {
+    parked waiting;
+    skiff::blocking_pool pool(1);
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        app.get("/wait", [&](skiff::request&, skiff::response& res) { waiting.put(res.defer()); });
+        app.get("/pool", [&](skiff::request&, skiff::response& res) {
+            pool.run(res.defer(), [](skiff::deferred& later) { later.text("ran"); });
+        });
+    });
+    for (const char* path : {"/wait", "/pool"}) {
+        CAPTURE(path);
+        std::atomic<bool> release{false};  // holds /pool's only thread, so its task waits
+        if (std::string(path) == "/pool")
+            REQUIRE(pool.submit([&release] {
+                        while (!release.load()) std::this_thread::sleep_for(2ms);
+                    }) == skiff::pool_status::queued);
+        client c(srv.port());
+        c.send(request(path));
+        if (std::string(path) == "/wait") {
+            auto handles = waiting.take(1);
+            REQUIRE(handles.size() == 1);
+            c.shutdown_write();
+            auto until = std::chrono::steady_clock::now() + 3s;
+            while (!handles[0]->cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+            CHECK(handles[0]->cancelled());
+            handles.clear();  // dropped: as a handler does on `if (later.cancelled()) return;`
+        } else {
+            std::this_thread::sleep_for(100ms);  // the task is queued behind the gate
+            c.shutdown_write();
+            std::this_thread::sleep_for(300ms);  // the server reads the end: cancelled
+            release = true;
+        }
+        CHECK(c.read_to_close() == "");
+        CHECK(c.closed());
+    }
+}
+
 // Under shared the connection belongs to the hub while it waits, which watches its socket.
 TEST_CASE_TEMPLATE("a handler learns that its client went", Policy, SKIFF_TEST_POLICIES) {
     parked waiting;

@@ -116,6 +116,7 @@ public:
         ctx.http10 = s.http10;
         ctx.head_fields = std::move(s.head_fields);  // the chain's, before defer()
         if (s.kind == answer_kind::push) return start_push(d, c, ctx);
+        if (s.kind == answer_kind::dropped) return drop(d, c);
         d.answer(c, ctx, [&s](response& res) {
             give_head(res, s);
             res.body(s.body, s.content_type);
@@ -199,6 +200,14 @@ private:
     }
 
     // The answer is written (or in the batch): the connection goes on as a stream's would.
+    // A handle dropped once cancelled: nothing is written for it (as nginx closes for a client
+    // that went, its 499), and the connection closes after what went before.
+    fate drop(door& d, connection& c) {
+        finish(d, c);
+        d.close_after_output(c);
+        return d.after_write(c, d.flush(c));
+    }
+
     void finish(door& d, connection& c) {
         unlink(link_end::answered);
         d.answered(c);

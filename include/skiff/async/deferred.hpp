@@ -6,7 +6,9 @@
 //
 //   deferred     one answer, completed exactly once from any thread: status, fields and a
 //                body, or a push stream. Dropped uncompleted, it answers 500 (and says so on
-//                stderr in a debug build). cancelled() tells the work that nobody waits.
+//                stderr in a debug build). cancelled() tells the work that nobody waits; a
+//                handle dropped once cancelled answers nothing, and its connection closes
+//                (a client that half-closed is not told 500, or 200, for work never done).
 //   push_stream  a body a producer writes to and closes, chunked (HTTP/1.1) or ended by the
 //                close (HTTP/1.0); write() says when the client is slow, on_writable() when
 //                it has caught up (or gone), and a stream that holds more than
@@ -310,9 +312,14 @@ private:
     }
 
     // Dropped without an answer: 500, so the client is not left waiting for the deadline. Said
-    // on stderr (debug builds) only when the 500 was handed to a loop that still runs.
+    // on stderr (debug builds) only when the 500 was handed to a loop that still runs. Once
+    // cancelled (the client went or half-closed), nothing: no status would be true.
     void abandon() {
         if (!pending()) return;
+        if (cancelled()) {
+            complete(detail::answer_kind::dropped, {}, {});
+            return;
+        }
         status_ = 500;
         fields_.clear();
         bool handed = complete(detail::answer_kind::whole, "text/plain", "Internal Server Error\n");

@@ -35,6 +35,8 @@ enum class answer_kind : std::uint8_t {
     none,     // not yet
     whole,    // status, fields and a body, sent at once
     push,     // status and fields now; the body is pushed by a producer (push_stream)
+    dropped,  // none: the handle was dropped once cancelled (nobody waits), so the connection
+              // closes after what went before, with nothing written for this request
 };
 
 // Where the loop is with a deferred answer's connection.

@@ -11,8 +11,9 @@
 // The queue is bounded (max_queued tasks waiting, not counting those running): past it run()
 // answers at once, 503 with Retry-After: 1 (or what on_full() renders), so an overloaded
 // backend sheds load instead of growing the queue, and the client is told to come back.
-// A task whose answer nobody waits for any more (the client went, the deadline passed) is
-// skipped when its turn comes. A task that throws answers 500 if it had not answered.
+// A task whose answer nobody waits for any more (the client went or half-closed, the deadline
+// passed) is skipped when its turn comes, and answers nothing. A task that throws answers 500
+// if it had not answered.
 //
 // Invariants. The threads start in the constructor and are joined in the destructor, which
 // first refuses new work (pool_status::stopped) and lets the threads finish what is queued;
@@ -80,10 +81,7 @@ public:
             return st;
         }
         return enqueue(g, [later = std::move(later), work = std::forward<Work>(work)]() mutable {
-            if (later.cancelled()) {
-                later.end();  // nobody waits: a no-op, where dropping it would warn of a lost answer
-                return;
-            }
+            if (later.cancelled()) return;  // dropped with the task: nothing is answered (deferred)
             detail::call_guarded([&] { work(later); }, [&] {
                 if (later.pending()) later.status(500).text("Internal Server Error\n");
             });
