@@ -7336,8 +7336,9 @@ struct test_response;
 // route() composes the middleware in force into one fixed sequence for that route. A route with
 // none keeps its handler as it is, so a program that registers no middleware runs exactly the
 // code it ran before (the contract app's instruction counts do not move). App-wide middleware
-// (no prefix) also wraps the 404, 405 and 501 answers and the automatic OPTIONS answer (204
-// with Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
+// (no prefix) also wraps the 404, 405 and 501 answers, the 400 for a parameter that does not
+// decode, and the automatic OPTIONS answer (204 with Allow, for a path whose routes have no
+// OPTIONS handler), so a CORS preflight reaches it.
 //
 // A built-in that needs what only the server knows, its threading policy (concurrency_limit's
 // count, shared by the loops), is not a middleware but a maker: an object with
@@ -8268,6 +8269,9 @@ public:
     // The 501 for a method no route takes (status set) through h instead: the server passes
     // it the app-wide middleware too, so it carries their fields as a 404 does.
     void on_not_implemented(handler h) { not_implemented_ = std::move(h); }
+    // The 400 for a route's parameter that does not decode (%zz, an encoded '/' or NUL; status
+    // set) through h instead: the server passes it the app-wide middleware too.
+    void on_bad_parameter(handler h) { bad_parameter_ = std::move(h); }
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
@@ -8286,7 +8290,7 @@ public:
         route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
         if (m.handler) {
-            if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
+            if (!detail::request_access::decode_params(req)) return bad_parameter(req, res);
             return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
@@ -8338,6 +8342,12 @@ public:
     }
 
 private:
+    SKIFF_NOINLINE void bad_parameter(request& req, response& res) const {
+        detail::request_access::params(req).count = 0;  // none decoded: the handler sees none
+        res.status(400);
+        return bad_parameter_ ? bad_parameter_(req, res) : res.text("Bad Request\n");
+    }
+
     // RFC 9110 §9.1: a method the server recognises for no resource gets 501, not 405. The
     // methods every HTTP server is expected to know answer 405 with Allow instead; TRACE,
     // CONNECT and extension methods are 501 unless some route takes them.
@@ -8387,6 +8397,7 @@ private:
     handler not_allowed_;
     handler automatic_options_;
     handler not_implemented_;
+    handler bad_parameter_;
     trailing_slash slash_ = trailing_slash::distinct;
 };
 
@@ -8584,7 +8595,7 @@ public:
     handler wrap(std::string_view pattern, handler h) const {
         return compose(std::move(h), [&](const entry& e) { return covers(e.prefix, pattern); });
     }
-    // h behind the app-wide middleware only (for 404, 405 and 501).
+    // h behind the app-wide middleware only (for 404, 405, 501 and a bad parameter's 400).
     handler wrap_app(handler h) const {
         return compose(std::move(h), [](const entry& e) { return e.prefix.empty(); });
     }
@@ -13565,14 +13576,15 @@ public:
 private:
     enum class listening : std::uint8_t { none, some };
 
-    // The router's 404, 405 and 501 answers and its automatic OPTIONS, behind the app-wide
-    // middleware when there is some.
+    // The router's 404, 405, 501 and bad-parameter 400 answers and its automatic OPTIONS,
+    // behind the app-wide middleware when there is some.
     void wrap_fallbacks() {
         if (!middleware_.has_app_wide()) {
             router_.on_not_found(not_found_);
             router_.on_method_not_allowed(not_allowed_);
             router_.on_automatic_options(nullptr);
             router_.on_not_implemented(nullptr);
+            router_.on_bad_parameter(nullptr);
             return;
         }
         auto or_text = [](const handler& h, const char* text) -> handler {
@@ -13583,6 +13595,7 @@ private:
         router_.on_method_not_allowed(middleware_.wrap_app(or_text(not_allowed_, "Method Not Allowed\n")));
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
         router_.on_not_implemented(middleware_.wrap_app(or_text(nullptr, "Not Implemented\n")));
+        router_.on_bad_parameter(middleware_.wrap_app(or_text(nullptr, "Bad Request\n")));
     }
 
     using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;

@@ -1,6 +1,6 @@
 // Middleware end to end: order, early answers, code after next(), headers added after the
 // handler ran (plain and pipelined, so the late insertion moves only this response's bytes),
-// route groups by prefix, and app-wide middleware on 404, 405 and 501.
+// route groups by prefix, and app-wide middleware on 404, 405, 501 and a bad parameter's 400.
 #include "support/loopback.hpp"
 
 #include <doctest/doctest.h>
@@ -31,6 +31,7 @@ void app_with_middleware(skiff::server& app) {
     app.get("/hello", [](request&, skiff::response& res) { res.text("Hello, World!"); });
     app.get("/api/data", [](request&, skiff::response& res) { res.json("{\"ok\":true}"); });
     app.get("/apis", [](request&, skiff::response& res) { res.text("not under /api"); });
+    app.get("/users/:id", [](request& req, skiff::response& res) { res.text(req.param("id")); });
     app.post("/echo", [](request& req, skiff::response& res) { res.body(req.body(), req.header("content-type")); });
 }
 
@@ -80,6 +81,19 @@ TEST_CASE("app middleware wraps the 404, 405 and 501 answers") {
     CHECK(ni.status == 501);
     CHECK(ni.body == "Not Implemented\n");
     CHECK(ni.header("X-Final-Status") == "501");
+}
+
+TEST_CASE("app middleware wraps the 400 for a route parameter that does not decode") {
+    running_server<skiff::single> srv(app_with_middleware);
+    for (const char* id : {"%zz", "a%2Fb", "a%00b"}) {
+        CAPTURE(id);
+        reply r = one_response(srv.port(), std::string("GET /users/") + id + " HTTP/1.1\r\nHost: x\r\n\r\n");
+        CHECK(r.status == 400);
+        CHECK(r.body == "Bad Request\n");
+        CHECK(r.header("X-Before") == "1");
+        CHECK(r.header("X-Final-Status") == "400");
+    }
+    CHECK(one_response(srv.port(), "GET /users/a%20b HTTP/1.1\r\nHost: x\r\n\r\n").body == "a b");
 }
 
 TEST_CASE("late headers keep pipelined responses and bodies intact") {

@@ -315,14 +315,15 @@ public:
 private:
     enum class listening : std::uint8_t { none, some };
 
-    // The router's 404, 405 and 501 answers and its automatic OPTIONS, behind the app-wide
-    // middleware when there is some.
+    // The router's 404, 405, 501 and bad-parameter 400 answers and its automatic OPTIONS,
+    // behind the app-wide middleware when there is some.
     void wrap_fallbacks() {
         if (!middleware_.has_app_wide()) {
             router_.on_not_found(not_found_);
             router_.on_method_not_allowed(not_allowed_);
             router_.on_automatic_options(nullptr);
             router_.on_not_implemented(nullptr);
+            router_.on_bad_parameter(nullptr);
             return;
         }
         auto or_text = [](const handler& h, const char* text) -> handler {
@@ -333,6 +334,7 @@ private:
         router_.on_method_not_allowed(middleware_.wrap_app(or_text(not_allowed_, "Method Not Allowed\n")));
         router_.on_automatic_options(middleware_.wrap_app([](request&, response& res) { res.end(); }));
         router_.on_not_implemented(middleware_.wrap_app(or_text(nullptr, "Not Implemented\n")));
+        router_.on_bad_parameter(middleware_.wrap_app(or_text(nullptr, "Bad Request\n")));
     }
 
     using metrics_type = detail::metrics_store<detail::writers_for<detail::is_single<Policy>, detail::is_shared<Policy>>>;

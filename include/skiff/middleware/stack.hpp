@@ -15,8 +15,9 @@
 // route() composes the middleware in force into one fixed sequence for that route. A route with
 // none keeps its handler as it is, so a program that registers no middleware runs exactly the
 // code it ran before (the contract app's instruction counts do not move). App-wide middleware
-// (no prefix) also wraps the 404, 405 and 501 answers and the automatic OPTIONS answer (204
-// with Allow, for a path whose routes have no OPTIONS handler), so a CORS preflight reaches it.
+// (no prefix) also wraps the 404, 405 and 501 answers, the 400 for a parameter that does not
+// decode, and the automatic OPTIONS answer (204 with Allow, for a path whose routes have no
+// OPTIONS handler), so a CORS preflight reaches it.
 //
 // A built-in that needs what only the server knows, its threading policy (concurrency_limit's
 // count, shared by the loops), is not a middleware but a maker: an object with
@@ -233,7 +234,7 @@ public:
     handler wrap(std::string_view pattern, handler h) const {
         return compose(std::move(h), [&](const entry& e) { return covers(e.prefix, pattern); });
     }
-    // h behind the app-wide middleware only (for 404, 405 and 501).
+    // h behind the app-wide middleware only (for 404, 405, 501 and a bad parameter's 400).
     handler wrap_app(handler h) const {
         return compose(std::move(h), [](const entry& e) { return e.prefix.empty(); });
     }

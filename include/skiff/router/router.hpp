@@ -100,6 +100,9 @@ public:
     // The 501 for a method no route takes (status set) through h instead: the server passes
     // it the app-wide middleware too, so it carries their fields as a 404 does.
     void on_not_implemented(handler h) { not_implemented_ = std::move(h); }
+    // The 400 for a route's parameter that does not decode (%zz, an encoded '/' or NUL; status
+    // set) through h instead: the server passes it the app-wide middleware too.
+    void on_bad_parameter(handler h) { bad_parameter_ = std::move(h); }
 
     // Answers req: runs the matching handler, or writes the 400/404/405/501/OPTIONS response.
     // Exceptions from a handler propagate (the loop turns them into 500).
@@ -118,7 +121,7 @@ public:
         route_params& params = detail::request_access::params(req);
         detail::trie_match m = trie_.search(req.verb(), req.method(), req.path(), params);
         if (m.handler) {
-            if (!detail::request_access::decode_params(req)) return res.status(400).text("Bad Request\n");
+            if (!detail::request_access::decode_params(req)) return bad_parameter(req, res);
             return handlers_[m.handler.index()](req, res);
         }
         params.count = 0;  // a 404 or 405 handler must not see values from a failed branch
@@ -170,6 +173,12 @@ public:
     }
 
 private:
+    SKIFF_NOINLINE void bad_parameter(request& req, response& res) const {
+        detail::request_access::params(req).count = 0;  // none decoded: the handler sees none
+        res.status(400);
+        return bad_parameter_ ? bad_parameter_(req, res) : res.text("Bad Request\n");
+    }
+
     // RFC 9110 §9.1: a method the server recognises for no resource gets 501, not 405. The
     // methods every HTTP server is expected to know answer 405 with Allow instead; TRACE,
     // CONNECT and extension methods are 501 unless some route takes them.
@@ -219,6 +228,7 @@ private:
     handler not_allowed_;
     handler automatic_options_;
     handler not_implemented_;
+    handler bad_parameter_;
     trailing_slash slash_ = trailing_slash::distinct;
 };
 
