@@ -14837,7 +14837,8 @@ detail::concurrency_limit_maker concurrency_limit(std::size_t n) {
 // A preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin
 // is answered here, 204 without calling next(): Allow-Origin as above, Allow-Methods
 // (methods), Allow-Headers (headers, or when empty the Access-Control-Request-Headers the
-// preflight asked for, over all its lines), and Max-Age (max_age seconds; nullopt for none). A preflight from
+// preflight asked for, over all its lines, with Vary: Access-Control-Request-Headers, as
+// Express's cors does, so a cache keeps one answer per list), and Max-Age (max_age seconds; nullopt for none). A preflight from
 // another origin goes on as a plain OPTIONS request (the router's automatic 204 with Allow)
 // and gets no CORS field, so the browser refuses the call.
 //
@@ -14936,7 +14937,10 @@ private:
         if (!opt_.methods.empty()) add(res, "Access-Control-Allow-Methods", opt_.methods);
         std::string joined;
         std::string_view headers = opt_.headers;
-        if (headers.empty()) headers = requested_headers(req, joined);
+        if (headers.empty()) {  // the preflight's own list, echoed: the answer differs by it
+            headers = requested_headers(req, joined);
+            add(res, "Vary", "Access-Control-Request-Headers");
+        }
         if (!headers.empty()) add(res, "Access-Control-Allow-Headers", headers);
         if (!max_age_.empty()) add(res, "Access-Control-Max-Age", max_age_);
         res.end();
