@@ -6,7 +6,8 @@
 //                  of pending answers (the shape of waiting on an upstream)
 //   GET /pool/:ms  "slept MS" from a 4-thread pool whose task sleeps MS milliseconds
 //                  (skiff::blocking_pool: a full queue answers 503)
-//   MS that is not a non-negative integer: 400
+//   MS that is not a non-negative integer, or above 60000 (a minute): 400, so that no client
+//   holds a pool thread or a queued answer for longer than that
 //   An answer not given within options::deferred_timeout (30 s here, the default) is 503.
 //
 // Ctrl-C or SIGTERM stops it at once: pending answers get 503 and the pool's sleeping tasks
@@ -15,12 +16,14 @@
 // Env: PORT (default 8080), POLICY (single, sharded or shared; default single). Ctrl-C stops.
 #include <skiff/skiff.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -83,13 +86,21 @@ private:
 };
 
 // The pool's tasks sleep here, so that a stop can wake them: blocking_pool joins its threads
-// when it goes, and a task asleep for an hour would hold the exit for an hour.
+// when it goes, and a task asleep for an hour would hold the exit for an hour. A task whose
+// answer nobody waits for any more (the client went, deferred_timeout passed) stops sleeping
+// too, within a tenth of a second, and gives its thread back.
 class wakeable_sleep {
 public:
-    // Sleeps ms, or less if woken; true when the whole time passed.
-    bool sleep(unsigned ms) {
+    // Sleeps ms, or less if woken or cancelled; true when the whole time passed.
+    bool sleep(unsigned ms, const skiff::deferred& later) {
+        auto until = clock_type::now() + std::chrono::milliseconds(ms);
         std::unique_lock<std::mutex> lock(lock_);
-        return !woken_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+        while (!stopping_ && !later.cancelled()) {
+            auto left = until - clock_type::now();
+            if (left <= clock_type::duration::zero()) return true;
+            woken_.wait_for(lock, std::min<clock_type::duration>(left, std::chrono::milliseconds(100)));
+        }
+        return false;
     }
     void wake_all() {
         {
@@ -105,6 +116,18 @@ private:
     bool stopping_ = false;
 };
 
+constexpr unsigned max_sleep_ms = 60000;
+
+// The :ms parameter, 0 to max_sleep_ms; else answered 400 and empty.
+std::optional<unsigned> sleep_ms(skiff::request& req, skiff::response& res) {
+    auto ms = skiff::require_param<unsigned>(req, res, "ms");  // not an integer: 400
+    if (ms && *ms > max_sleep_ms) {
+        res.status(400).text("parameter ms: at most " + std::to_string(max_sleep_ms) + "\n");
+        return std::nullopt;
+    }
+    return ms;
+}
+
 template <class Policy>
 int serve(std::uint16_t port) {
     delayed_answers timer;  // outlives nothing it answers: a late answer after stop is a no-op
@@ -115,16 +138,16 @@ int serve(std::uint16_t port) {
     skiff::basic_server<Policy> app(opt);
     app.get("/", [](skiff::request&, skiff::response& res) { res.text("Hello, World!"); });
     app.get("/slow/:ms", [&timer](skiff::request& req, skiff::response& res) {
-        auto ms = skiff::require_param<unsigned>(req, res, "ms");  // else 400
+        auto ms = sleep_ms(req, res);
         if (!ms) return;
         timer.add(clock_type::now() + std::chrono::milliseconds(*ms), res.defer(), "slept " + std::to_string(*ms));
     });
     app.get("/pool/:ms", [&pool, &sleeper](skiff::request& req, skiff::response& res) {
-        auto ms = skiff::require_param<unsigned>(req, res, "ms");
+        auto ms = sleep_ms(req, res);
         if (!ms) return;
         pool.run(res.defer(), [ms = *ms, &sleeper](skiff::deferred& later) {
-            if (sleeper.sleep(ms)) later.text("slept " + std::to_string(ms));  // blocking work, off the loop
-        });  // woken by the stop: the server has answered it already (503)
+            if (sleeper.sleep(ms, later)) later.text("slept " + std::to_string(ms));  // blocking work, off the loop
+        });  // woken by the stop or cancelled: the server has answered it already (503), or nobody waits
     });
     if (auto ec = app.listen(port)) {
         std::fprintf(stderr, "deferred: cannot listen on 127.0.0.1:%u: %s\n", port, ec.message().c_str());

@@ -4,6 +4,7 @@
 /pool/MS say "slept MS" as text/plain and not before MS ms; 200 concurrent /slow/50 are all
 answered, together in well under the 10 s that blocking the loop would take; GET / is
 answered while slow requests wait; pipelined requests behind a slow one come back in order;
+a wait above a minute is 400, and pool tasks whose clients left give their threads back;
 SIGTERM while pool tasks sleep for a minute answers them 503 and exits 0 without waiting.
 Usage: deferred_test.py BINARY [POLICY]"""
 import os
@@ -79,6 +80,23 @@ def main():
             expect(-1 not in order and order == sorted(order), f"pipelined answers in request order: {got!r}")
             passed += 1
         expect(server.poll() is None, "the server is still running")
+
+        # A wait above a minute is refused; and a pool task whose client went gives its thread
+        # back: four clients that ask for 50 s and leave do not hold the 4-thread pool.
+        for path in ("/slow/60001", "/pool/4294967295"):
+            got = get(port, path)
+            expect(got.startswith(b"HTTP/1.1 400 "), f"{path} is refused: {got!r}")
+        leaving = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+        for s in leaving:
+            s.sendall(b"GET /pool/50000 HTTP/1.1\r\nHost: t\r\n\r\n")
+        time.sleep(0.3)
+        for s in leaving:
+            s.close()
+        start = time.monotonic()
+        got = get(port, "/pool/0", limit=5.0)
+        expect(body(got) == b"slept 0" and time.monotonic() - start < 3.0,
+               f"/pool/0 after four clients left their 50 s tasks: {got!r}")
+        passed += 2
 
         # SIGTERM while the pool's tasks sleep for a minute: each waiting client gets its 503,
         # and the process exits with 0 without waiting out the sleeps (the pool joins its
