@@ -4,11 +4,12 @@
 //   GET    /items/:id      200 {"id":N,"data":...}, or 404 {"error":"not found"}
 //   GET    /items?limit=N  200 a JSON array of items by ascending id; N defaults to 20 and is
 //                          capped at 100; 400 when N is not a decimal number from 1 up
-//   POST   /items          the body (a JSON value, 1 byte to 64 KiB) stored as an item's data:
-//                          201 with the item and a Location field; 400 on an empty, oversized
-//                          or malformed body
+//   POST   /items          the body (a JSON value, 1 byte to 64 KiB, UTF-8, nested at most 64
+//                          deep) stored as an item's data: 201 with the item and a Location
+//                          field; 400 on an empty, oversized, malformed or deeper body
 //   DELETE /items/:id      204, or 404
-//   any of these           503 {"error":"busy"} with Retry-After when 1,024 queries already wait
+//   any of these           503 {"error":"busy"} with Retry-After when 1,024 queries already
+//                          wait, or when the file stays locked by another writer for 5 s
 //
 // Env: PORT (default 8080), DB (the database file; default items.db in the working
 // directory, created if missing), POLICY (single, sharded or shared; default single).
@@ -27,11 +28,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
 
 constexpr std::size_t max_item_bytes = 64 * 1024;
+constexpr int max_json_depth = 64;  // SQLite's json() refuses 1,000; a listed item is one deeper
 constexpr long long default_limit = 20;
 constexpr long max_limit = 100;
 constexpr unsigned pool_threads = 4;
@@ -103,6 +106,10 @@ private:
         sqlite3_reset(s);
     }
     void database_error(skiff::deferred& later) {
+        if (sqlite3_errcode(db_) == SQLITE_BUSY) {  // another writer held the file past the timeout
+            later.status(503).header("Retry-After", "1").json(R"({"error":"busy"})");
+            return;
+        }
         std::fprintf(stderr, "sqlite_store: %s\n", sqlite3_errmsg(db_));
         later.status(500).json(R"({"error":"database error"})");
     }
@@ -163,6 +170,45 @@ private:
     skiff::blocking_pool threads_;  // after stores_: its threads are joined before the stores close
 };
 
+// UTF-8 as RFC 3629 has it (JSON text is UTF-8, RFC 8259 §8.1): no overlong forms, no
+// surrogates, nothing above U+10FFFF.
+bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        std::size_t more = c < 0x80 ? 0 : c < 0xC2 ? 4 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : 4;
+        if (more == 4 || s.size() - i <= more) return false;
+        unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+        unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+        for (std::size_t k = 1; k <= more; ++k) {
+            auto b = static_cast<unsigned char>(s[i + k]);
+            if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
+        }
+        i += more + 1;
+    }
+    return true;
+}
+
+// Whether no array or object in body nests deeper than max_json_depth (brackets inside
+// strings do not count). Deeper ones SQLite would store, and then fail to list.
+bool shallow_enough(std::string_view body) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        char c = body[i];
+        if (in_string) {
+            if (c == '\\') ++i;  // the escaped character
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_json_depth) return false;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return true;
+}
+
 void bad_request(skiff::response& res, const char* why) {
     res.status(400).json(std::string(R"({"error":")") + why + "\"}");
 }
@@ -176,6 +222,10 @@ void add_routes(App& app, store_pool& pool) {
     });
     app.get("/items", [&pool](skiff::request& req, skiff::response& res) {
         auto limit = req.has_query("limit") ? req.query_as<long long>("limit") : default_limit;
+        std::string_view digits = req.query("limit");
+        bool huge = !limit && !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                    digits.find_first_not_of('0') != std::string_view::npos;  // past long long: capped too
+        if (huge) limit = max_limit;
         if (!limit || *limit < 1) return bad_request(res, "limit is a number from 1");
         long capped = static_cast<long>(*limit < max_limit ? *limit : max_limit);
         pool.submit(res.defer(), [capped](store& db, skiff::deferred& later) { db.list(capped, later); });
@@ -183,6 +233,11 @@ void add_routes(App& app, store_pool& pool) {
     app.post("/items", [&pool](skiff::request& req, skiff::response& res) {
         if (req.body().empty()) return bad_request(res, "the body is empty");
         if (req.body().size() > max_item_bytes) return bad_request(res, "the body is over 64 KiB");
+        // What SQLite's json_valid lets through but this store must not: a NUL (SQLite reads
+        // text up to it and would drop the rest), bytes that are not UTF-8, and deep nesting.
+        if (req.body().find('\0') != std::string_view::npos || !valid_utf8(req.body()))
+            return bad_request(res, "the body is not JSON");
+        if (!shallow_enough(req.body())) return bad_request(res, "the body nests deeper than 64");
         pool.submit(res.defer(), [body = std::string(req.body())](store& db, skiff::deferred& later) {
             db.insert(body, later);
         });

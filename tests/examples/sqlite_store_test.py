@@ -3,7 +3,8 @@
 and a fresh database file (under the policy given, default single), then POST /items stores a
 JSON body and answers 201 with the item and its id; GET /items/ID gives it back, 404 for an
 unknown or non-numeric id; GET /items?limit=N lists at most N (default 20, cap 100; 400 on a
-bad limit); an empty, oversized or malformed body is 400; DELETE is 204 then 404; 50
+bad limit, and a limit past any integer is capped); an empty, oversized, malformed, not UTF-8
+or more than 64 deep body is 400, and the list still answers after the deepest allowed; DELETE is 204 then 404; 50
 concurrent creates get 50 distinct ids; the file is in WAL mode and keeps its items across a
 restart. Usage: sqlite_store_test.py BINARY [POLICY]"""
 import http.client
@@ -66,18 +67,29 @@ def check_list(port):
     expect(status == 200 and len(json.loads(body)) == 3, f"limit=3: {body!r}")
     status, _, _, body = call(port, "GET", "/items?limit=100000")
     expect(status == 200 and len(json.loads(body)) == 25, f"a big limit is capped, all 25 fit: {status}")
-    for bad in ("abc", "0", "-5", "", "1e3", "99999999999999999999"):
+    status, _, _, body = call(port, "GET", "/items?limit=99999999999999999999")  # past any integer type
+    expect(status == 200 and len(json.loads(body)) == 25, f"a limit of 20 digits is capped too: {status}")
+    for bad in ("abc", "0", "-5", "", "1e3", "00000000000000000000", "+5"):
         status, _, _, body = call(port, "GET", f"/items?limit={bad}")
         expect(status == 400, f"limit={bad!r} is 400: {status} {body!r}")
 
 
 def check_bad_bodies(port):
     for what, body in (("empty", b""), ("oversized", b'"' + b"x" * (64 * 1024) + b'"'),
-                       ("malformed", b'{"name": '), ("not JSON", b"hello")):
+                       ("malformed", b'{"name": '), ("not JSON", b"hello"),
+                       ("NUL-cut", b'{"a":1}\x00junk'), ("not UTF-8", b'"\xff\xfe"'),
+                       ("overlong UTF-8", b'"\xc0\xaf"'), ("surrogate", b'"\xed\xa0\x80"'),
+                       ("65 deep", b"[" * 65 + b"]" * 65), ("2000 deep", b"[" * 2000 + b"]" * 2000)):
         status, _, _, got = call(port, "POST", "/items", body)
         expect(status == 400, f"a {what} body is 400: {status} {got!r}")
     status, _, _, _ = call(port, "POST", "/items", b'"' + b"x" * (64 * 1024 - 2) + b'"')
     expect(status == 201, f"a body of exactly 64 KiB is stored: {status}")
+    for what, body in (("64 deep", b"[" * 64 + b"]" * 64), ("brackets in a string", b'"' + b"[" * 100 + b'"'),
+                       ("UTF-8", '{"name":"skiff \u00e9\u20ac\U0001f600"}'.encode())):
+        status, _, _, got = call(port, "POST", "/items", body)
+        expect(status == 201, f"a {what} body is stored: {status} {got!r}")
+    status, _, _, got = call(port, "GET", "/items?limit=100")
+    expect(status == 200, f"the list still answers after those: {status} {got[:200]!r}")
 
 
 def check_delete(port, item):
