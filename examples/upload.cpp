@@ -6,14 +6,16 @@
 //                      [{"name":"field","filename":"a.txt","size":N},...] (application/json),
 //                      plain fields listed with "filename":"" and their size
 //
-// A name (or filename) that is empty, starts with ".", or holds "/", "\", ".." or a NUL is
-// refused 400, so nothing is written outside DIR and no upload can name another's temporary
-// file. Each upload writes a file of its own (DIR/.upload-XXXXXX, made with mkstemp: O_EXCL),
+// A name (or filename) that is empty, longer than 255 bytes, starts with ".", or holds "/",
+// "\", ".." or a control character (NUL, CR, LF) is refused 400, so nothing is written outside
+// DIR and no upload can name another's temporary file. Each upload writes a file of its own (DIR/.upload-XXXXXX, made with mkstemp: O_EXCL),
 // flushed to disk and renamed over the final name only once the whole body is in: a reader
 // of DIR/name sees the old file or the whole new one, never a part. Two uploads to one name
 // never share a file; the one that finishes last is the one kept (PUT replaces). A client
 // that goes mid-upload removes its own temporary file and nothing else, so a stored file
-// stays stored. A form's files are renamed into place together, after its last part.
+// stays stored. A form's files are renamed into place after its last part, one after another
+// (only a failing disk can stop that partway: 500, and those renamed stay); a form with more
+// than 16 files, or with one filename twice, is refused 400 with nothing written.
 //
 // Limits: MAX_BYTES (default 64 MiB) per upload, a PUT body or a whole form: 413 when the
 // declared length says more, or as soon as a chunked body passes it. DISK_RESERVE (default
@@ -37,10 +39,14 @@
 
 namespace {
 
+constexpr std::size_t max_name_bytes = 255;  // NAME_MAX on Linux file systems
+constexpr std::size_t max_form_files = 16;    // each file is flushed to disk (fsync) on the loop
+
 bool safe_name(std::string_view name) {
-    return !name.empty() && name.front() != '.' &&
-           name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos &&
-           name.find("..") == std::string_view::npos;
+    auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+    return !name.empty() && name.size() <= max_name_bytes && name.front() != '.' &&
+           name.find_first_of("/\\") == std::string_view::npos && name.find("..") == std::string_view::npos &&
+           std::none_of(name.begin(), name.end(), control);  // NUL, CR, LF and the rest
 }
 
 // One upload's own file: DIR/.upload-XXXXXX, created by mkstemp (O_EXCL, so no other upload
@@ -179,16 +185,18 @@ struct form_sink {
     std::vector<entry> entries;
     std::vector<part_file> files;  // the last one is being written while in_file
     bool in_file = false;
-    bool refused = false;  // a bad filename: answer 400
+    bool refused = false;  // a bad filename, too many files, or one twice: answer 400
 
     void on_part(const skiff::multipart_part& part) {
         entries.push_back({std::string(part.name), std::string(part.filename), 0});
         if (!part.has_filename || refused) return;
-        if (!safe_name(part.filename)) {
+        std::string path = dir + "/" + std::string(part.filename);
+        auto same = [&path](const part_file& f) { return f.path == path; };
+        if (!safe_name(part.filename) || files.size() == max_form_files || std::any_of(files.begin(), files.end(), same)) {
             refused = true;
             return;
         }
-        files.push_back({std::make_unique<staged_file>(dir), dir + "/" + std::string(part.filename)});
+        files.push_back({std::make_unique<staged_file>(dir), std::move(path)});
         in_file = true;
         if (!files.back().file->ok()) refused = true;
     }
@@ -233,7 +241,8 @@ skiff::upload post_form(const std::string& dir, const limits& lim, skiff::reques
         *boundary, std::move(sink), [](skiff::response& r, form_sink& s, skiff::multipart_status end) {
             if (end != skiff::multipart_status::complete || s.refused) {
                 s.remove_all();
-                return r.status(400).text(s.refused ? "bad file name\n" : "malformed multipart body\n");
+                return r.status(400).text(s.refused ? "bad file name, a name twice, or over 16 files\n"
+                                                    : "malformed multipart body\n");
             }
             if (!s.publish_all()) return r.status(500).text("write failed\n");
             r.json(as_json(s.entries));

@@ -2,8 +2,9 @@
 """End-to-end check of examples/upload, as a user would check it: start it on a free port with
 DIR set to a fresh directory, then PUT 3 MiB to /files/big.bin (201, the byte count as text,
 the same bytes on disk); PUT a chunked body; POST a multipart form with a field and two files
-(the JSON list, the files on disk); PUT names with "..", an encoded "/" and an encoded NUL,
-and a form file named "../x", all refused 400 with nothing written outside DIR. Then what
+(the JSON list, the files on disk); PUT names with "..", an encoded "/", an encoded NUL, CR LF
+or 256 bytes, a form file named "../x" or 300 bytes long, a form naming a file twice and one
+with 17 files, all refused 400 with nothing written (outside DIR, or at all). Then what
 copying the example must not break: two uploads to one name at once (the file is one whole
 body, the one that finished last, never a mix); a client that abandons an upload to a name
 that holds a stored file (the stored file stays); a body over MAX_BYTES, declared or chunked
@@ -162,12 +163,19 @@ def main():
                 expect(f.read() == data, f"{name} is the part's content")
         passed += 1
 
-        for path in ("/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/a%00b", "/files/..x", "/files/.upload-x"):
+        for path in ("/files/..", "/files/%2e%2e", "/files/a%2Fb", "/files/a%00b", "/files/..x", "/files/.upload-x",
+                     "/files/%0d%0aX", "/files/" + "n" * 256):
             status, _, _ = put(port, path, b"nope")
             expect(status == 400, f"PUT {path}: {status}, not 400")
         status, _, _ = post_form(port, [("f", "../escaped.txt", b"nope")])
         expect(status == 400, f"a form file named ../escaped.txt: {status}, not 400")
         expect(not os.path.exists(os.path.join(root, "escaped.txt")), "nothing was written outside DIR")
+        status, _, _ = post_form(port, [("f", "first.txt", b"1"), ("g", "x" * 300, b"2")])
+        expect(status == 400, f"a form with a 300-byte filename: {status}, not 400")
+        status, _, _ = post_form(port, [("f", "twice.txt", b"1"), ("g", "twice.txt", b"2")])
+        expect(status == 400, f"a form naming one file twice: {status}, not 400")
+        status, _, _ = post_form(port, [(f"f{i}", f"many{i}.txt", b"x") for i in range(17)])
+        expect(status == 400, f"a form with 17 files: {status}, not 400")
         expect(sorted(os.listdir(target)) == ["a.txt", "b.bin", "big.bin", "chunked.bin"],
                f"only the accepted files are in DIR: {sorted(os.listdir(target))}")
         passed += 1
