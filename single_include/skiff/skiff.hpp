@@ -5442,7 +5442,6 @@ private:
         return on_push(d, c, early, s.early_last);
     }
 
-    // The answer is written (or in the batch): the connection goes on as a stream's would.
     // A handle dropped once cancelled: nothing is written for it (as nginx closes for a client
     // that went, its 499), and the connection closes after what went before.
     fate drop(door& d, connection& c) {
@@ -5451,6 +5450,7 @@ private:
         return d.after_write(c, d.flush(c));
     }
 
+    // The answer is written (or in the batch): the connection goes on as a stream's would.
     void finish(door& d, connection& c) {
         unlink(link_end::answered);
         d.answered(c);
@@ -9685,9 +9685,12 @@ public:
     // at once when lingering_refusals_max already do.
     void refuse(int fd, std::int64_t now_ms) {
         [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
-        if (waiting_.size() >= lingering_refusals_max || !drain(fd)) return (void)::close(fd);
-        ::shutdown(fd, SHUT_WR);
-        waiting_.push_back({fd, now_ms + refusal_linger_ms});
+        if (waiting_.size() < lingering_refusals_max && drain(fd)) {
+            ::shutdown(fd, SHUT_WR);
+            waiting_.push_back({fd, now_ms + refusal_linger_ms});
+        } else {
+            ::close(fd);  // the bound is reached, or the client has closed already
+        }
     }
 
     // Once a tick: reads what each has sent; closes those that closed, failed or are due.

@@ -199,7 +199,6 @@ private:
         return on_push(d, c, early, s.early_last);
     }
 
-    // The answer is written (or in the batch): the connection goes on as a stream's would.
     // A handle dropped once cancelled: nothing is written for it (as nginx closes for a client
     // that went, its 499), and the connection closes after what went before.
     fate drop(door& d, connection& c) {
@@ -208,6 +207,7 @@ private:
         return d.after_write(c, d.flush(c));
     }
 
+    // The answer is written (or in the batch): the connection goes on as a stream's would.
     void finish(door& d, connection& c) {
         unlink(link_end::answered);
         d.answered(c);

@@ -50,9 +50,12 @@ public:
     // at once when lingering_refusals_max already do.
     void refuse(int fd, std::int64_t now_ms) {
         [[maybe_unused]] auto n = send_some(fd, refusal_text, sizeof refusal_text - 1);
-        if (waiting_.size() >= lingering_refusals_max || !drain(fd)) return (void)::close(fd);
-        ::shutdown(fd, SHUT_WR);
-        waiting_.push_back({fd, now_ms + refusal_linger_ms});
+        if (waiting_.size() < lingering_refusals_max && drain(fd)) {
+            ::shutdown(fd, SHUT_WR);
+            waiting_.push_back({fd, now_ms + refusal_linger_ms});
+        } else {
+            ::close(fd);  // the bound is reached, or the client has closed already
+        }
     }
 
     // Once a tick: reads what each has sent; closes those that closed, failed or are due.
