@@ -4702,6 +4702,9 @@ inline void limit_send_buffer(int fd, std::size_t bytes) noexcept {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
+// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
+inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
 inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
     return ::send(fd, data, len, send_flags);
 }
@@ -4711,7 +4714,6 @@ inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
 #endif // SKIFF_PLATFORM_SOCKET_HPP
 // end skiff/platform/socket.hpp
 
-#include <cerrno>   // errno after send
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
 
@@ -4723,9 +4725,6 @@ enum class write_status : std::uint8_t {
     stalled,  // nothing went; parked output waits as before (its deadline keeps running)
     failed,   // the peer is gone: the connection must close
 };
-
-// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
-inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
 // Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
 // charges go nowhere.
@@ -9654,7 +9653,6 @@ private:
 #define SKIFF_ENGINE_REFUSALS_HPP
 
 
-#include <cerrno>        // EAGAIN, EINTR from recv
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t
 #include <sys/socket.h>  // shutdown, recv
@@ -9722,12 +9720,8 @@ private:
         char sink[4096];
         for (std::size_t taken = 0; taken < refusal_drain_per_tick;) {
             ssize_t n = ::recv(fd, sink, sizeof sink, 0);
-            if (n > 0) {
-                taken += static_cast<std::size_t>(n);
-                continue;
-            }
-            if (n < 0 && errno == EINTR) continue;
-            return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+            if (n <= 0) return n < 0 && retry_later();  // not ready (or interrupted): next tick
+            taken += static_cast<std::size_t>(n);
         }
         return true;
     }
@@ -9840,7 +9834,7 @@ private:
 
     void pause() noexcept {
         listening_ = listening::paused;
-        ticks_ = ticks::wanted;
+        note_ticks();
         retry_at_ = time_.now_ms + retry_after_ms;
         set_.pause_accepting();
     }

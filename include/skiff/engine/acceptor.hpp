@@ -127,7 +127,7 @@ private:
 
     void pause() noexcept {
         listening_ = listening::paused;
-        ticks_ = ticks::wanted;
+        note_ticks();
         retry_at_ = time_.now_ms + retry_after_ms;
         set_.pause_accepting();
     }

@@ -19,7 +19,6 @@
 
 #include "skiff/platform/socket.hpp"
 
-#include <cerrno>        // EAGAIN, EINTR from recv
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t
 #include <sys/socket.h>  // shutdown, recv
@@ -87,12 +86,8 @@ private:
         char sink[4096];
         for (std::size_t taken = 0; taken < refusal_drain_per_tick;) {
             ssize_t n = ::recv(fd, sink, sizeof sink, 0);
-            if (n > 0) {
-                taken += static_cast<std::size_t>(n);
-                continue;
-            }
-            if (n < 0 && errno == EINTR) continue;
-            return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+            if (n <= 0) return n < 0 && retry_later();  // not ready (or interrupted): next tick
+            taken += static_cast<std::size_t>(n);
         }
         return true;
     }

@@ -26,7 +26,6 @@
 #include "skiff/engine/connection.hpp"
 #include "skiff/platform/socket.hpp"
 
-#include <cerrno>   // errno after send
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
 
@@ -38,9 +37,6 @@ enum class write_status : std::uint8_t {
     stalled,  // nothing went; parked output waits as before (its deadline keeps running)
     failed,   // the peer is gone: the connection must close
 };
-
-// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
-inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
 
 // Where no budget is kept (a loop of one's own: examples/annotated_loop.cpp): the writer's
 // charges go nowhere.

@@ -163,6 +163,9 @@ inline void limit_send_buffer(int fd, std::size_t bytes) noexcept {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
+// After a failed recv or send: the socket is merely not ready (or a signal interrupted).
+inline bool retry_later() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
 inline ssize_t send_some(int fd, const char* data, std::size_t len) noexcept {
     return ::send(fd, data, len, send_flags);
 }
