@@ -1,9 +1,10 @@
 // The only doctest main of the test suite.
 //
-// CTest runs a suite one source file at a time (`--source-file=*/limits.cpp`, tests/CMakeLists.txt),
-// so a filter that matches no test case would pass while testing nothing: a renamed or empty
-// file, a pattern that no longer fits. A run with filters that selects no test case therefore
-// fails, saying so. Queries (--list-test-cases, --count, --help) are answered as doctest answers them.
+// CTest runs a suite one source file at a time (`--source-file=*/integration/limits.cpp`,
+// tests/CMakeLists.txt), so a filter that matches no test case would pass while testing
+// nothing: a renamed or emptied file, a pattern that no longer fits. A run that selects no
+// test case therefore fails, saying so. Queries (--list-test-cases, --count, --help) are
+// answered as doctest answers them.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -18,7 +19,9 @@ struct selection_listener : doctest::IReporter {
     explicit selection_listener(const doctest::ContextOptions&) {}
     void report_query(const doctest::QueryData&) override {}
     void test_run_start() override {}
-    void test_run_end(const doctest::TestRunStats& stats) override { cases_selected = stats.numTestCasesPassingFilters; }
+    void test_run_end(const doctest::TestRunStats& stats) override {
+        cases_selected = stats.numTestCasesPassingFilters;
+    }
     void test_case_start(const doctest::TestCaseData&) override {}
     void test_case_reenter(const doctest::TestCaseData&) override {}
     void test_case_end(const doctest::CurrentTestCaseStats&) override {}
