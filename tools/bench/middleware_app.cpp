@@ -8,10 +8,13 @@
 //   GET /<name>/hello       one built-in alone: rid, cors, sec, limit, timer
 //
 // Each group has its middleware under its own prefix, so the routes without middleware cost
-// what they cost in contract_app.
+// what they cost in contract_app. BUILTINS=off registers the /<name>/hello routes without their
+// built-in, so that one request's cost can be compared with and without it on the same bytes
+// (middleware_counts.py, the "same request" column).
 #include "contract.hpp"
 
 #include <cstddef>      // std::size_t
+#include <cstdlib>      // std::getenv
 #include <string>       // the JSON answer
 #include <string_view>  // the log line
 
@@ -58,13 +61,16 @@ void middleware_routes(skiff::basic_server<Policy>& app) {
     app.use("/private", cheap_logger);
     app.get("/private", [](skiff::request&, skiff::response& res) { res.text("private"); });
 
-    skiff::cors_options cors;
-    cors.origins = {"https://app.example"};
-    app.use("/rid", skiff::request_id());
-    app.use("/cors", skiff::cors(cors));
-    app.use("/sec", skiff::security_headers());
-    app.use("/limit", skiff::concurrency_limit(1024));
-    app.use("/timer", skiff::response_timer());
+    const char* builtins = std::getenv("BUILTINS");
+    if (builtins == nullptr || std::string_view(builtins) != "off") {
+        skiff::cors_options cors;
+        cors.origins = {"https://app.example"};
+        app.use("/rid", skiff::request_id());
+        app.use("/cors", skiff::cors(cors));
+        app.use("/sec", skiff::security_headers());
+        app.use("/limit", skiff::concurrency_limit(1024));
+        app.use("/timer", skiff::response_timer());
+    }
     for (const char* path : {"/rid/hello", "/cors/hello", "/sec/hello", "/limit/hello", "/timer/hello"})
         app.get(path, hello);
 }
