@@ -122,11 +122,12 @@ def costs_by_file(out):
     return costs
 
 
-def instructions(binary, total, request, depth, by_file=False, send=send_requests):
+def instructions(binary, total, request, depth, by_file=False, send=send_requests, extra_env=None):
+    """extra_env: variables for the server beyond PORT and WORKERS (middleware_counts.py's BUILTINS)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         port = free_port()
-        env = dict(os.environ, PORT=str(port), WORKERS="1")
+        env = dict(os.environ, PORT=str(port), WORKERS="1", **(extra_env or {}))
         proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

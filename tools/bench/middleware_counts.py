@@ -103,14 +103,9 @@ def send_requests(port, total, request, depth):
 
 def per_request(binary, request, builtins="on"):
     """builtins="off": the app registers its /<name>/hello routes without their built-in."""
-    env = dict(os.environ)
-    os.environ["BUILTINS"] = builtins  # counts.instructions passes the environment on
-    try:
-        a = counts.instructions(binary, N1, request, 1, send=send_requests)
-        b = counts.instructions(binary, N2, request, 1, send=send_requests)
-    finally:
-        os.environ.clear()
-        os.environ.update(env)
+    env = {"BUILTINS": builtins}
+    a = counts.instructions(binary, N1, request, 1, send=send_requests, extra_env=env)
+    b = counts.instructions(binary, N2, request, 1, send=send_requests, extra_env=env)
     return (b - a) / (N2 - N1)
 
 
