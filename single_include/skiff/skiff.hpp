@@ -292,6 +292,7 @@ inline const char* describe_current_exception() noexcept { return "unknown excep
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
+#include <memory>   // std::unique_ptr
 
 namespace skiff::detail {
 
@@ -324,10 +325,19 @@ public:
     // connection waits on other threads takes it from the workers (true: the workers leave
     // it alone until it is given back through loop_context); else it stays theirs.
     virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
+    // The connection is done with the taker: most delete themselves; one that others still
+    // hold a count of (a WebSocket's, which its peers share) ends only its loop-side part.
+    virtual void dispose() noexcept = 0;
     // Every taker implements every operation, even as nothing: a default here would leave
     // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
     // into programs that never make it (as loop_hub.hpp explains for the hub).
 };
+
+// What owns a taker: the connection while it is handed, and the door until its event is over.
+struct handed_disposer {
+    void operator()(handed* t) const noexcept { t->dispose(); }
+};
+using handed_ptr = std::unique_ptr<handed, handed_disposer>;
 
 } // namespace skiff::detail
 
@@ -4441,7 +4451,7 @@ struct connection : timer_node {
     // While the connection is handed (a body streamed or a file sent, an answer awaited, an
     // upload read, a WebSocket): the feature's state (handover.hpp), abandoned by the session
     // before the close; null otherwise.
-    std::unique_ptr<handed> taker;
+    handed_ptr taker;
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;
@@ -4500,6 +4510,7 @@ inline bool idle_between_requests(const connection& c) noexcept {
 //                                  went           serve_after(c, ...)     the requests behind it
 //     take_from_workers(ctx, c)    shared: the    close(c)
 //                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
+//     dispose()                    done with it
 //                                                 write_piece, write_last_chunk, flush, after_write,
 //                                                 write_parked, parked, peek, scratch, close_after_output,
 //                                                 linger_after_output,
@@ -5136,7 +5147,7 @@ struct pending_body {
     parse_limits limits;
     bool expects_continue = false;
     answer_context context;
-    std::unique_ptr<handed> taker;
+    handed_ptr taker;
 };
 
 // What the session that serves a handed connection offers it. Not a template, so that a
@@ -5265,6 +5276,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     std::size_t take(door& d, connection& c, std::size_t len) {
@@ -5346,6 +5358,7 @@ public:
     // Declared inline here, or it would be the class's key function, and GCC would emit the
     // class's vtable and every member into each program that includes this file.
     inline bool take_from_workers(loop_context& ctx, connection& c) override;
+    void dispose() noexcept override { delete this; }
 
     // ---- on the thread that serves the connection (the hub brings each) ------------------
 
@@ -6863,6 +6876,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     enum class progress : std::uint8_t { moved, stalled, sent_all, shrank, failed };
@@ -10350,7 +10364,7 @@ public:
         hand_over_answer(c, std::move(origin));
     }
     void hand_over_answer(conn& c, request_origin origin) {
-        install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
+        install(c, handed_ptr(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
         (void)c.taker->begin(*this, c, request, nullptr, 0);
@@ -10445,7 +10459,7 @@ private:
     static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
 
     // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
-    static void install(conn& c, std::unique_ptr<handed> taker) {
+    static void install(conn& c, handed_ptr taker) {
         c.taker = std::move(taker);
         c.then = phase::reading;
         c.state = phase::handed;
@@ -10460,7 +10474,7 @@ private:
     // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
     std::size_t offer_body(conn& c, char* buf, std::size_t len);
     pending_body describe_body(conn& c) const;
-    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
+    std::size_t hand_over(conn& c, handed_ptr taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
         install(c, std::move(taker));
         std::size_t used = c.taker->begin(*this, c, body, data, len);
@@ -10471,7 +10485,7 @@ private:
     std::size_t start_late(conn& c, const answer_context& ctx);
 
     Session& s_;
-    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
+    handed_ptr retired_;  // a taker done in this event, freed once it is over
 };
 
 template <class Session>
@@ -10490,7 +10504,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
     response_access::lend_body(res, nullptr);
     // An answer deferred before the body is read is not taken up: the route answers here or
     // through its taker (a handler that defers does so at the body's end).
-    std::unique_ptr<handed> unsupported(response_access::take_taker(res));
+    handed_ptr unsupported(response_access::take_taker(res));
     if (body.taker && !res.sent()) {
         body.context.head_fields = response_access::hold_fields(res);  // the answer comes after the body
         return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
@@ -10503,7 +10517,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
         Session::close_after_output(c, phase::draining);
         return len;
     }
-    return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
+    return head_len + hand_over(c, handed_ptr(new body_drop(body.declared)), body, buf + head_len,
                                 len - head_len);
 }
 
@@ -10666,7 +10680,7 @@ public:
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
     SKIFF_NOINLINE void answer_internal_error() {
         response& res = s_.res_;
-        std::unique_ptr<handed> dropped(response_access::take_taker(res));  // it deferred, then threw
+        handed_ptr dropped(response_access::take_taker(res));  // it deferred, then threw
         response_access::discard(res);
         res.status(500);
         if (s_.opt_.on_rejection) decorate_rejection(rejection::handler_exception);
@@ -12897,7 +12911,7 @@ private:
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
 #include <type_traits>  // what done is called with
-#include <utility>      // std::move
+#include <utility>      // std::move, std::exchange
 
 namespace skiff {
 
@@ -13082,12 +13096,12 @@ public:
     // No answer is owed any more: the handler hears it once.
     void abandon() noexcept override {
         if (!u_.on_abort) return;
-        std::function<void()> f = std::move(u_.on_abort);
-        u_.on_abort = nullptr;
+        std::function<void()> f = std::exchange(u_.on_abort, nullptr);
         call_guarded([&] { f(); }, [] {});
     }
 
     void on_sent(door&, connection&) override {}
+    void dispose() noexcept override { delete this; }
     // shared, when a worker's event is over: a paused upload leaves the workers for the hub
     // (once: it stays the hub's while the pause lasts); any other stays theirs.
     bool take_from_workers(loop_context&, connection& c) override {
@@ -13178,7 +13192,7 @@ inline handler upload_route(upload_handler fn, hand_to_hub_fn to_hub = nullptr) 
         upload u = fn(req, res);
         if (pending_body* body = response_access::body(res)) {
             if (!res.sent())
-                body->taker = std::make_unique<upload_state>(std::move(u), *body, response_access::anchor(res), to_hub);
+                body->taker.reset(new upload_state(std::move(u), *body, response_access::anchor(res), to_hub));
             else if (u.on_abort) call_guarded([&] { u.on_abort(); }, [] {});  // answered early: nothing owed
             return;
         }
@@ -15429,6 +15443,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     enum class body_end : std::uint8_t { not_yet, complete, truncated };
@@ -16838,6 +16853,7 @@ public:
         side().deciding = std::move(later);
     }
     ~ws_taker() override { unlink(); }
+    void dispose() noexcept override { delete this; }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {

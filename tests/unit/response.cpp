@@ -34,7 +34,7 @@ written serialise(const std::function<void(skiff::response&)>& handler, bool hea
     skiff::detail::response_access::start(res, out, date, head, close, http10);
     handler(res);
     if (!res.sent()) res.end();
-    std::unique_ptr<skiff::detail::handed> taken(skiff::detail::response_access::take_taker(res));  // a stream's
+    skiff::detail::handed_ptr taken(skiff::detail::response_access::take_taker(res));  // a stream's
     std::string all(out.data(), out.size());
     REQUIRE(all.substr(0, 5) == "PRIOR");
     return {all.substr(5), res.closes_connection()};
@@ -56,6 +56,7 @@ struct stream_probe final : skiff::detail::handed {
     void abandon() noexcept override {}
     void on_sent(skiff::detail::door&, skiff::detail::connection&) override {}
     bool take_from_workers(skiff::detail::loop_context&, skiff::detail::connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
     skiff::detail::response_framing framing;
     std::uint64_t length;
@@ -173,7 +174,7 @@ TEST_CASE("a stream's framing for the loop: the Content-Length to fill, chunks, 
         skiff::response res;
         response_access::start(res, out, date, head, close, http10);
         res.stream<stream_probe>("text/plain", [](char*, std::size_t) { return std::size_t{0}; }, length);
-        std::unique_ptr<skiff::detail::handed> taken(response_access::take_taker(res));
+        skiff::detail::handed_ptr taken(response_access::take_taker(res));
         auto* probe = static_cast<stream_probe*>(taken.get());
         return probe ? handed_over{probe->framing, probe->length} : handed_over{framing::no_content, 0};
     };

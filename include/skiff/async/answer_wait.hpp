@@ -104,6 +104,7 @@ public:
     // Declared inline here, or it would be the class's key function, and GCC would emit the
     // class's vtable and every member into each program that includes this file.
     inline bool take_from_workers(loop_context& ctx, connection& c) override;
+    void dispose() noexcept override { delete this; }
 
     // ---- on the thread that serves the connection (the hub brings each) ------------------
 

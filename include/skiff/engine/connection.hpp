@@ -74,7 +74,7 @@ struct connection : timer_node {
     // While the connection is handed (a body streamed or a file sent, an answer awaited, an
     // upload read, a WebSocket): the feature's state (handover.hpp), abandoned by the session
     // before the close; null otherwise.
-    std::unique_ptr<handed> taker;
+    handed_ptr taker;
     message_parser parser;
     connection* next_free = nullptr;  // the pool's free list
     int fd = -1;

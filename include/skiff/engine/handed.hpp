@@ -6,6 +6,7 @@
 
 #include <cstddef>  // std::size_t
 #include <cstdint>  // std::uint8_t
+#include <memory>   // std::unique_ptr
 
 namespace skiff::detail {
 
@@ -38,10 +39,19 @@ public:
     // connection waits on other threads takes it from the workers (true: the workers leave
     // it alone until it is given back through loop_context); else it stays theirs.
     virtual bool take_from_workers(loop_context& ctx, connection& c) = 0;
+    // The connection is done with the taker: most delete themselves; one that others still
+    // hold a count of (a WebSocket's, which its peers share) ends only its loop-side part.
+    virtual void dispose() noexcept = 0;
     // Every taker implements every operation, even as nothing: a default here would leave
     // GCC one overrider in sight, which it calls speculatively, and so compiles that taker
     // into programs that never make it (as loop_hub.hpp explains for the hub).
 };
+
+// What owns a taker: the connection while it is handed, and the door until its event is over.
+struct handed_disposer {
+    void operator()(handed* t) const noexcept { t->dispose(); }
+};
+using handed_ptr = std::unique_ptr<handed, handed_disposer>;
 
 } // namespace skiff::detail
 

@@ -19,6 +19,7 @@
 //                                  went           serve_after(c, ...)     the requests behind it
 //     take_from_workers(ctx, c)    shared: the    close(c)
 //                                  event is done  answer_push(c, ctx, fn) a late head, its body pushed
+//     dispose()                    done with it
 //                                                 write_piece, write_last_chunk, flush, after_write,
 //                                                 write_parked, parked, peek, scratch, close_after_output,
 //                                                 linger_after_output,
@@ -91,7 +92,7 @@ struct pending_body {
     parse_limits limits;
     bool expects_continue = false;
     answer_context context;
-    std::unique_ptr<handed> taker;
+    handed_ptr taker;
 };
 
 // What the session that serves a handed connection offers it. Not a template, so that a
@@ -220,6 +221,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     std::size_t take(door& d, connection& c, std::size_t len) {

@@ -67,7 +67,7 @@ public:
         hand_over_answer(c, std::move(origin));
     }
     void hand_over_answer(conn& c, request_origin origin) {
-        install(c, std::unique_ptr<handed>(response_access::take_taker(s_.res_)));
+        install(c, handed_ptr(response_access::take_taker(s_.res_)));
         pending_body request;
         request.context.origin = std::move(origin);
         (void)c.taker->begin(*this, c, request, nullptr, 0);
@@ -162,7 +162,7 @@ private:
     static conn& own(connection& c) noexcept { return static_cast<conn&>(c); }
 
     // c is handed to taker from now on; it goes on in `then` (reading) when it comes back.
-    static void install(conn& c, std::unique_ptr<handed> taker) {
+    static void install(conn& c, handed_ptr taker) {
         c.taker = std::move(taker);
         c.then = phase::reading;
         c.state = phase::handed;
@@ -177,7 +177,7 @@ private:
     // is handed to it), or answers at once and the body is dropped. Returns the bytes used.
     std::size_t offer_body(conn& c, char* buf, std::size_t len);
     pending_body describe_body(conn& c) const;
-    std::size_t hand_over(conn& c, std::unique_ptr<handed> taker, pending_body& body, char* data, std::size_t len) {
+    std::size_t hand_over(conn& c, handed_ptr taker, pending_body& body, char* data, std::size_t len) {
         c.parser.reset();
         install(c, std::move(taker));
         std::size_t used = c.taker->begin(*this, c, body, data, len);
@@ -188,7 +188,7 @@ private:
     std::size_t start_late(conn& c, const answer_context& ctx);
 
     Session& s_;
-    std::unique_ptr<handed> retired_;  // a taker done in this event, freed once it is over
+    handed_ptr retired_;  // a taker done in this event, freed once it is over
 };
 
 template <class Session>
@@ -207,7 +207,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
     response_access::lend_body(res, nullptr);
     // An answer deferred before the body is read is not taken up: the route answers here or
     // through its taker (a handler that defers does so at the body's end).
-    std::unique_ptr<handed> unsupported(response_access::take_taker(res));
+    handed_ptr unsupported(response_access::take_taker(res));
     if (body.taker && !res.sent()) {
         body.context.head_fields = response_access::hold_fields(res);  // the answer comes after the body
         return head_len + hand_over(c, std::move(body.taker), body, buf + head_len, len - head_len);
@@ -220,7 +220,7 @@ std::size_t session_door<Session>::offer_body(conn& c, char* buf, std::size_t le
         Session::close_after_output(c, phase::draining);
         return len;
     }
-    return head_len + hand_over(c, std::unique_ptr<handed>(new body_drop(body.declared)), body, buf + head_len,
+    return head_len + hand_over(c, handed_ptr(new body_drop(body.declared)), body, buf + head_len,
                                 len - head_len);
 }
 

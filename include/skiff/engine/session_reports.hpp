@@ -95,7 +95,7 @@ public:
     // A handler threw: its answer so far is discarded, and the 500 goes out decorated.
     SKIFF_NOINLINE void answer_internal_error() {
         response& res = s_.res_;
-        std::unique_ptr<handed> dropped(response_access::take_taker(res));  // it deferred, then threw
+        handed_ptr dropped(response_access::take_taker(res));  // it deferred, then threw
         response_access::discard(res);
         res.status(500);
         if (s_.opt_.on_rejection) decorate_rejection(rejection::handler_exception);

@@ -56,6 +56,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     enum class progress : std::uint8_t { moved, stalled, sent_all, shrank, failed };

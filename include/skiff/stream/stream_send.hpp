@@ -64,6 +64,7 @@ public:
     void abandon() noexcept override {}
     void on_sent(door&, connection&) override {}
     bool take_from_workers(loop_context&, connection&) override { return false; }
+    void dispose() noexcept override { delete this; }
 
 private:
     enum class body_end : std::uint8_t { not_yet, complete, truncated };

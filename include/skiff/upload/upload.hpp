@@ -68,7 +68,7 @@
 #include <string>       // a piece not taken
 #include <string_view>  // std::string_view
 #include <type_traits>  // what done is called with
-#include <utility>      // std::move
+#include <utility>      // std::move, std::exchange
 
 namespace skiff {
 
@@ -253,12 +253,12 @@ public:
     // No answer is owed any more: the handler hears it once.
     void abandon() noexcept override {
         if (!u_.on_abort) return;
-        std::function<void()> f = std::move(u_.on_abort);
-        u_.on_abort = nullptr;
+        std::function<void()> f = std::exchange(u_.on_abort, nullptr);
         call_guarded([&] { f(); }, [] {});
     }
 
     void on_sent(door&, connection&) override {}
+    void dispose() noexcept override { delete this; }
     // shared, when a worker's event is over: a paused upload leaves the workers for the hub
     // (once: it stays the hub's while the pause lasts); any other stays theirs.
     bool take_from_workers(loop_context&, connection& c) override {
@@ -349,7 +349,7 @@ inline handler upload_route(upload_handler fn, hand_to_hub_fn to_hub = nullptr) 
         upload u = fn(req, res);
         if (pending_body* body = response_access::body(res)) {
             if (!res.sent())
-                body->taker = std::make_unique<upload_state>(std::move(u), *body, response_access::anchor(res), to_hub);
+                body->taker.reset(new upload_state(std::move(u), *body, response_access::anchor(res), to_hub));
             else if (u.on_abort) call_guarded([&] { u.on_abort(); }, [] {});  // answered early: nothing owed
             return;
         }

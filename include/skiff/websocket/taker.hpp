@@ -98,6 +98,7 @@ public:
         side().deciding = std::move(later);
     }
     ~ws_taker() override { unlink(); }
+    void dispose() noexcept override { delete this; }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
