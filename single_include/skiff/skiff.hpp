@@ -6042,11 +6042,17 @@ public:
         total_.fetch_sub(freed, std::memory_order_relaxed);
     }
 
-    // The hub is detached: its watchers are handed out, to be destroyed after its locks.
-    void take_watchers(watcher_list& watched, watcher_list& retired) {
+    using held_map = std::unordered_map<const void*, held_socket>;
+
+    // The hub is detached (its loop polls no more): its watchers and held sockets are handed
+    // out, to be destroyed after its locks. A held socket's owner may keep the hub alive (a
+    // WebSocket's state, through its route), so the hub must not keep it.
+    void take_watchers(watcher_list& watched, watcher_list& retired, held_map& held) {
         std::lock_guard<std::mutex> g(lock_);
         watched.swap(watchers_);
         retired.swap(retired_);
+        held.swap(held_);
+        retired_held_.clear();
     }
 
 private:
@@ -6067,7 +6073,7 @@ private:
     // shared: the connections whose socket the hub watches (a deferred answer's, a WebSocket's),
     // by the address the poller reports, so that claims() is one lookup however many wait (a
     // scan of a vector cost every event on any connection a pass over all of them).
-    std::unordered_map<const void*, held_socket> held_;
+    held_map held_;
     std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held sockets
     std::atomic<std::size_t> total_{0};  // watchers, held sockets and retired ones: claims() looks only if some
@@ -6077,6 +6083,74 @@ private:
 
 #endif // SKIFF_ASYNC_HUB_WATCHES_HPP
 // end skiff/async/hub_watches.hpp
+// begin skiff/detail/counted_ref.hpp
+// A handle that shares one object through a count the object keeps itself: one word where
+// std::shared_ptr takes two (an object and its control block), for objects that are many,
+// small and shared across threads (a WebSocket's state, held by its connection, its peers and
+// the posts made to it).
+//
+// The object has `std::atomic<std::uint32_t> refs`, 1 when it is made (the maker's count,
+// which adopt() takes over), and a free function `counted_free(T*)` that argument-dependent
+// lookup finds; whoever drops the last count calls it, once, on whatever thread that is.
+//
+// Not here: weak handles, or more than 2^32 - 1 holders at once.
+#ifndef SKIFF_DETAIL_COUNTED_REF_HPP
+#define SKIFF_DETAIL_COUNTED_REF_HPP
+
+#include <atomic>   // the object's count
+#include <utility>  // std::exchange, std::swap
+
+namespace skiff::detail {
+
+template <class T>
+class counted_ref {
+public:
+    counted_ref() = default;
+    // Takes over the count p was made with (or one counted for this handle by hand).
+    static counted_ref adopt(T* p) noexcept {
+        counted_ref r;
+        r.p_ = p;
+        return r;
+    }
+    // A new count on p.
+    static counted_ref share(T* p) noexcept {
+        if (p != nullptr) p->refs.fetch_add(1, std::memory_order_relaxed);
+        return adopt(p);
+    }
+    counted_ref(const counted_ref& o) noexcept : p_(o.p_) {
+        if (p_ != nullptr) p_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    counted_ref(counted_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    counted_ref& operator=(counted_ref o) noexcept {
+        std::swap(p_, o.p_);
+        return *this;
+    }
+    ~counted_ref() { reset(); }
+
+    void reset() noexcept {
+        if (T* p = std::exchange(p_, nullptr)) drop(p);
+    }
+    // Gives the count up to the caller (who drops it later with drop()).
+    T* release() noexcept { return std::exchange(p_, nullptr); }
+    // Drops one count of p; the last frees it. Acquire-release: the freeing thread sees every
+    // write the other holders made before they dropped theirs.
+    static void drop(T* p) noexcept {
+        if (p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) counted_free(p);
+    }
+
+    T* get() const noexcept { return p_; }
+    T& operator*() const noexcept { return *p_; }
+    T* operator->() const noexcept { return p_; }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+    T* p_ = nullptr;
+};
+
+} // namespace skiff::detail
+
+#endif // SKIFF_DETAIL_COUNTED_REF_HPP
+// end skiff/detail/counted_ref.hpp
 
 #include <atomic>         // drain_wanted_, the next id: read without a lock
 #include <cstdint>        // std::int64_t, std::uint64_t
@@ -6175,6 +6249,7 @@ public:
         std::vector<hub_task> tasks, batch;
         timer_queue timers;
         hub_watches::watcher_list watchers, retired;
+        hub_watches::held_map held;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
@@ -6185,7 +6260,7 @@ public:
         timers_.take_all(timers);
         batch.swap(batch_);
         next_ = 0;
-        watches_.take_watchers(watchers, retired);
+        watches_.take_watchers(watchers, retired, held);
         answers_.clear();
     }
 
@@ -6259,10 +6334,15 @@ public:
     void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
         watches_.hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
     }
-    // The same for an owner given by its shared_ptr (a WebSocket's state, which is kept small).
+    // The same for an owner counted in place (detail/counted_ref.hpp: a WebSocket's state,
+    // which is kept small): the hub holds a count of it while it watches.
     template <class Owner>
-    void hold_shared_socket(const std::shared_ptr<Owner>& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        watches_.hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
+    void hold_counted_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
+        auto keep = [&owner] {
+            Owner* counted = counted_ref<Owner>::share(&owner).release();
+            return std::shared_ptr<void>(counted, [](Owner* o) { counted_ref<Owner>::drop(o); });
+        };
+        watches_.hold(&owner, keep, ready, fd, what);
     }
 
     // The connection no longer waits on the hub: its socket's events are no longer owner's
@@ -15782,9 +15862,17 @@ inline void append_close(std::string& out, close_code code, std::string_view rea
 // a send, and the handle (peer) that sends on a connection from the loop or from any thread.
 // The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
 //
-// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
-// names the taker exactly while the link is bound, and only the thread that serves the
-// connection touches it (the loop's; under shared, the hub's processor).
+// Memory: a WebSocket's state is one block with its taker (taker.hpp: ws_taker derives from
+// ws_state), counted in place (detail/counted_ref.hpp) by its connection, its peers and the
+// posts made to it; what the connections of one route on one loop share (the callbacks, the
+// hub, the limits) is one ws_route they point to. An idle WebSocket so costs its connection
+// and one 72-byte block (tools/bench/README.md, "Memory per idle WebSocket").
+//
+// Invariants: the peer's phase only moves forward: open, closing, closed. While the link is
+// bound, the state's taker serves the connection, and only the thread that serves it (the
+// loop's; under shared, the hub's processor) touches the taker's part. Bytes held (queued +
+// parked) stay below 2^32: a backlog limit is at most ws_max_held / 2, and a message sent at
+// most as much (a larger one is dropped).
 #ifndef SKIFF_WEBSOCKET_PEER_HPP
 #define SKIFF_WEBSOCKET_PEER_HPP
 
@@ -16342,11 +16430,12 @@ private:
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
+#include <cstdint>      // std::uint8_t, std::uint32_t
 #include <functional>   // the application's callbacks
 #include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
+#include <utility>      // std::move
 
 namespace skiff::websocket {
 
@@ -16356,7 +16445,8 @@ enum class kind : std::uint8_t { text, binary };
 enum class send_status : std::uint8_t {
     queued,        // on its way
     backpressure,  // on its way, but more than options::write_high_water waits: the client is slow
-    dropped,       // not sent: the backlog passed its limit, or the connection is closing or gone
+    dropped,       // not sent: the backlog passed its limit, the message is over 1 GiB, or the
+                   // connection is closing or gone
 };
 
 class peer;
@@ -16427,29 +16517,51 @@ struct ws_early {
     std::string reason;
 };
 
-// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
-// keeps it alive while it watches the connection's socket (shared), given the taker's pointer.
-// The one-byte members go last, so that they share the last word (x86-64: 72 bytes).
-struct ws_state {
+// What the WebSockets of one route on one loop share, so that each connection carries one
+// pointer for it: the route's callbacks, the loop's hub that peers post to (kept alive for
+// them after the server is gone), and the limits taken from both. upgrade() makes one per
+// loop and keeps it; accept() and accept_later() make one per connection. Counted in place.
+struct ws_route {
     std::shared_ptr<const websocket::handlers> h;
-    std::size_t high_water = 0;  // options::write_high_water
-    std::size_t limit = 0;       // the backlog past which sends are dropped
-    std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
-    std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
-    ws_taker* taker = nullptr;           // loop-side (see the file comment)
-    std::unique_ptr<ws_early> early;     // shared, before the hub holds the connection
+    std::shared_ptr<async_hub> hub;
+    std::uint32_t high_water = 0;  // options::write_high_water
+    std::uint32_t limit = 0;       // the backlog past which sends are dropped
+    std::atomic<std::uint32_t> refs{1};
+};
+inline void counted_free(ws_route* r) noexcept { delete r; }
+
+// The most a WebSocket holds in its counts (queued + parked fit 32 bits): half of it for the
+// backlog limit, and half for the message sent past it.
+inline constexpr std::uint64_t ws_max_held = std::uint64_t{1} << 31;
+
+// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread): the
+// first part of the taker's block (taker.hpp), freed with it when the last count goes.
+// The hub keeps it alive while it watches the connection's socket (shared). The small members
+// go last, so that they share one word (x86-64: 32 bytes).
+struct ws_state {
+    counted_ref<ws_route> route;
+    std::atomic<std::uint32_t> queued{0};  // posted from other threads, not yet in the loop's hands
+    std::atomic<std::uint32_t> parked{0};  // written, not yet taken by the socket
+    std::unique_ptr<ws_early> early;       // shared, before the hub holds the connection
+    std::atomic<std::uint32_t> refs{1};    // the connection's, and one per peer and per post
     std::atomic<ws_phase> phase{ws_phase::open};
     std::atomic<bool> wants_drain{false};
     // Loop-side (see the file comment). Atomic because under shared a worker may end an
     // unbound WebSocket (finished) while the hub's processor reads it on another thread.
     std::atomic<ws_link> link{ws_link::unbound};
+
+    // Bytes sent but not yet taken by the client (or by the loop, from another thread).
+    std::size_t held() const noexcept {
+        return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
+    }
 };
+inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes
+using ws_ref = counted_ref<ws_state>;
 
 // The WebSocket whose callback runs on this thread, so that its own sends go straight into the
-// loop's batch through the event's door rather than through the hub. The taker is kept here,
-// not read from ws_state::taker: under shared, on_open runs before the connection is bound.
-// All null outside a callback, and `state` null in one that no flush follows (on_drain,
-// on_close), whose sends are posted.
+// loop's batch through the event's door rather than through the hub (`taker` is the state's
+// own block, named here since peer.hpp comes before the class). All null outside a callback,
+// and `state` null in one that no flush follows (on_drain, on_close), whose sends are posted.
 struct ws_callback_context {
     ws_state* state = nullptr;
     ws_taker* taker = nullptr;
@@ -16472,37 +16584,34 @@ public:
     inline send_status close(close_code code = close_code::normal, std::string_view reason = {});
     bool is_open() const noexcept { return s_ && s_->phase.load(std::memory_order_acquire) == detail::ws_phase::open; }
     // Bytes sent but not yet taken by the client (or by the loop, from another thread).
-    std::size_t buffered() const noexcept {
-        return s_ ? s_->queued.load(std::memory_order_relaxed) + s_->parked.load(std::memory_order_relaxed) : 0;
-    }
-    explicit operator bool() const noexcept { return s_ != nullptr; }
-    friend bool operator==(const peer& a, const peer& b) noexcept { return a.s_ == b.s_; }
-    friend bool operator!=(const peer& a, const peer& b) noexcept { return a.s_ != b.s_; }
+    std::size_t buffered() const noexcept { return s_ ? s_->held() : 0; }
+    explicit operator bool() const noexcept { return static_cast<bool>(s_); }
+    friend bool operator==(const peer& a, const peer& b) noexcept { return a.s_.get() == b.s_.get(); }
+    friend bool operator!=(const peer& a, const peer& b) noexcept { return a.s_.get() != b.s_.get(); }
 
 private:
     friend class detail::ws_taker;
     friend struct detail::peer_access;
 
-    // What every send decides first (send(), broadcast()): whether it may go (open, and not
-    // past its backlog), with the bytes that wait already in `held`.
-    bool admits(std::size_t& held) const noexcept {
-        if (!is_open()) return false;
+    // What every send of `size` bytes decides first (send(), broadcast()): whether it may go
+    // (open, not past its backlog, and not too large to count), with the bytes that wait
+    // already in `held`.
+    bool admits(std::size_t size, std::size_t& held) const noexcept {
+        if (!is_open() || size > detail::ws_max_held / 2) return false;
         held = buffered();
-        return held <= s_->limit;
+        return held <= s_->route->limit;
     }
     // And what it says once on its way: backpressure past write_high_water (on_drain follows).
     send_status went(std::size_t held, std::size_t size) const noexcept {
-        if (held + size <= s_->high_water) return send_status::queued;
+        if (held + size <= s_->route->high_water) return send_status::queued;
         s_->wants_drain.store(true, std::memory_order_relaxed);
         return send_status::backpressure;
     }
-    peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
-        : s_(std::move(s)), hub_(std::move(hub)) {}
+    explicit peer(detail::ws_ref s) noexcept : s_(std::move(s)) {}
 
     inline bool post_frame(std::string frame);
 
-    std::shared_ptr<detail::ws_state> s_;
-    std::shared_ptr<detail::async_hub> hub_;
+    detail::ws_ref s_;
 };
 
 } // namespace skiff::websocket
@@ -16809,6 +16918,7 @@ inline bool append_accept_head(std::string& out, std::string_view key, std::stri
 #endif // SKIFF_WEBSOCKET_HANDSHAKE_HPP
 // end skiff/websocket/handshake.hpp
 
+#include <algorithm>    // std::min
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t
@@ -16844,16 +16954,25 @@ struct ws_side : stalled_output {
     std::unique_ptr<ws_deciding> deciding;
 };
 
-// The loop's side of one WebSocket connection (the file comment says what it does).
-class ws_taker final : public handed {
+// The loop's side of one WebSocket connection (the file comment says what it does), in one
+// block with the state its peers share (ws_state, peer.hpp): the connection holds one count
+// of it, and dispose() ends the loop's part; the block goes with the last count.
+class ws_taker final : public handed, public ws_state {
 public:
-    ws_taker(websocket::peer self, const websocket::handlers&) : self_(std::move(self)) {}
+    explicit ws_taker(counted_ref<ws_route> r) noexcept { route = std::move(r); }
     // An upgrade whose decision comes later (on_decision): nothing is written until then.
-    ws_taker(websocket::peer self, std::unique_ptr<ws_deciding> later) : self_(std::move(self)), stage_(stage::deciding) {
+    ws_taker(counted_ref<ws_route> r, std::unique_ptr<ws_deciding> later) : stage_(stage::deciding) {
+        route = std::move(r);
         side().deciding = std::move(later);
     }
-    ~ws_taker() override { unlink(); }
-    void dispose() noexcept override { delete this; }
+
+    // The connection is done with it: peers' sends are dropped from now on, and what only the
+    // loop touches goes; the block stays while a peer or a post holds a count.
+    void dispose() noexcept override {
+        unlink();
+        side_.reset();
+        ws_ref::drop(this);
+    }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
@@ -16917,7 +17036,7 @@ public:
     // reading a long message slowly was closed as idle the moment it had read it all.
     void on_sent(door& d, connection& c) override {
         if (stage_ == stage::open) mark_ms_ = d.now_ms();
-        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        note_parked(d, c);
         if (side_ != nullptr && side_->stalled_bytes != 0) {  // less held now: nobody is shed
             side_->ledger->note(*side_, c.out.capacity(), c);
             release_side_if_idle();
@@ -16943,7 +17062,7 @@ public:
         websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
         ws_current.out->write(head.view());
         ws_current.out->write(payload);
-        state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
+        parked.fetch_add(static_cast<std::uint32_t>(head.size + payload.size()), std::memory_order_relaxed);
     }
     void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current.out, code, reason); }
 
@@ -16962,11 +17081,6 @@ public:
     fate on_decision(door& d, connection& c, ws_decision& what);  // taker_later.hpp
 
     connection* conn() const noexcept { return conn_; }
-
-    // A handle to a new WebSocket (accept()).
-    static websocket::peer make_peer(std::shared_ptr<ws_state> s, std::shared_ptr<async_hub> hub) {
-        return websocket::peer(std::move(s), std::move(hub));
-    }
 
 private:
     // deciding: an upgrade decided later waits for its decision, nothing written; head_sent:
@@ -16994,13 +17108,19 @@ private:
         ws_state* outer;
     };
 
-    ws_state& state() const noexcept { return *peer_state(self_); }
-    static ws_state* peer_state(const websocket::peer& p) noexcept { return p.s_.get(); }
+    ws_state& state() noexcept { return *this; }
+    const websocket::handlers& callbacks() const noexcept { return *route->h; }
+    // The handle a callback is given (a count of its own: the application may keep a copy).
+    websocket::peer self() noexcept { return websocket::peer(ws_ref::share(this)); }
+    // What the socket has not taken, as the peers see it (below 2^32: peer.hpp says why).
+    void note_parked(door& d, connection& c) noexcept {
+        parked.store(static_cast<std::uint32_t>(std::min<std::uint64_t>(d.parked(c), ws_max_held * 2 - 1)), std::memory_order_relaxed);
+    }
 
     // handlers::idle_timeout, else options::idle_timeout (looked up once a tick, not kept: an
     // idle connection carries no copy).
     std::int64_t idle_ms(door& d) const noexcept {
-        std::int64_t own = state().h->idle_timeout.count();
+        std::int64_t own = callbacks().idle_timeout.count();
         return own != 0 ? own : d.settings().idle_timeout.count();
     }
 
@@ -17052,7 +17172,7 @@ private:
 
     // Quiet for half the idle timeout, and not pinged since it last sent anything.
     bool wants_ping(door& d, std::int64_t now) const noexcept {
-        return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
+        return callbacks().keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
                now >= mark_ms_ + idle_ms(d) / 2;
     }
 
@@ -17075,42 +17195,36 @@ private:
         }
         write_status w = d.flush(c);
         if (w == write_status::failed) return d.close(c);
-        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        note_parked(d, c);
         if (SKIFF_UNLIKELY(note_output(d, c) == fate::closed)) return fate::closed;
         tell_if_drained();
         return d.after_write(c, w);
     }
 
     void tell_if_drained() {
-        ws_state& s = state();
-        if (!s.h->on_drain || !s.wants_drain.load(std::memory_order_relaxed)) return;
-        std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
-        if (held > s.high_water / 2 || !s.wants_drain.exchange(false, std::memory_order_relaxed)) return;
+        const websocket::handlers& h = callbacks();
+        if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
+        if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
         posted_sends_scope posted;
-        call_guarded([&] { s.h->on_drain(self_); }, [] {});
+        websocket::peer me = self();
+        call_guarded([&] { h.on_drain(me); }, [] {});
     }
 
     void hand_to_hub(loop_context& ctx);  // take_from_workers' work (taker_hub.hpp)
 
     // Posts reach this taker from now on (shared: bound under the hub's process lock, since
     // the processor may be applying a post to s meanwhile; see take_from_workers).
-    void bind() noexcept {
-        ws_state& s = state();
-        s.taker = this;
-        s.link.store(ws_link::bound, std::memory_order_relaxed);
-    }
+    void bind() noexcept { link.store(ws_link::bound, std::memory_order_relaxed); }
 
     // Peers' sends are dropped from now on, and posted ones find no taker. A connection the
     // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
-        ws_state& s = state();
         if (side_ != nullptr && side_->stalled_bytes != 0) side_->ledger->forget(*side_);
-        s.phase.store(ws_phase::closed, std::memory_order_release);
-        if (s.taker == this) s.taker = nullptr;
-        s.link.store(ws_link::finished, std::memory_order_relaxed);
+        phase.store(ws_phase::closed, std::memory_order_release);
+        link.store(ws_link::finished, std::memory_order_relaxed);
         if (holder_ != holder::hub) return;
         holder_ = holder::workers;
-        call_guarded([&] { self_.hub_->release_socket(&s); }, [] {});
+        call_guarded([&] { route->hub->release_socket(&state()); }, [] {});
     }
 
     // The deadline that brings the tick: the loop's `paused` (single, sharded); under shared a
@@ -17125,7 +17239,6 @@ private:
     // upgrade's event is over, the hub's processor.
     enum class holder : std::uint8_t { workers, hub };
 
-    websocket::peer self_;
     std::unique_ptr<ws_side> side_;  // only while a frame or message is open across reads, or output stalls
     connection* conn_ = nullptr;
     std::int64_t mark_ms_ = 0;  // open: when the client last sent or took output; closing: when the wait for its close ends
@@ -17158,7 +17271,7 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 // expired connection only by shutting its socket down, so neither can run a WebSocket, whose
 // peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
 // hub's processor takes the connection from the workers (take_from_workers), as it does a
-// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
+// deferred answer's: it watches the socket (async_hub::hold_counted_socket) and runs the tick
 // on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
 // under the hub's process lock, one at a time. The set's deadline is then only a backstop
 // (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
@@ -17171,12 +17284,20 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 
 
 #include <atomic>       // std::memory_order
+#include <cstdint>      // std::uint32_t
 #include <memory>       // std::shared_ptr, std::make_unique
 #include <string>       // a close's reason
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
 namespace skiff::detail {
+
+// The taker whose state s is (its own block: taker.hpp).
+inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
+
+// The last count went: the block goes, on whatever thread dropped it (dispose() has ended
+// the loop's part before the connection's count went).
+inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
 
 inline void ws_socket_ready(loop_context& ctx, void* owner);
 
@@ -17188,7 +17309,7 @@ inline void ws_socket_ready(loop_context& ctx, void* owner);
 template <class Step>
 void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, bool fired = false) {
     if (s.link.load(std::memory_order_relaxed) != ws_link::bound) return;
-    ws_taker& t = *s.taker;
+    ws_taker& t = taker_of(s);
     connection& c = *t.conn();
     serve_taker<ws_taker>(ctx, c, e, step);
     if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
@@ -17205,7 +17326,7 @@ inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
     }
-    s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
+    s.queued.fetch_sub(static_cast<std::uint32_t>(frame.size()), std::memory_order_relaxed);
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
@@ -17272,13 +17393,13 @@ inline fate ws_taker::on_socket_ready(door& d, connection& c) {
 // The hub holds the connection now: what peers posted before goes out, in order (a
 // decision first: the peers' posts can only follow an accept).
 inline fate ws_taker::on_bound(door& d, connection& c) {
-    std::unique_ptr<ws_early> early = std::move(state().early);
+    std::unique_ptr<ws_early> early = std::move(this->early);
     if (early == nullptr) return settle(d, c);
     if (early->decision != nullptr) {
         if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
         if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
     }
-    state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
+    queued.fetch_sub(static_cast<std::uint32_t>(early->frames.size()), std::memory_order_relaxed);
     if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
     if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
     return settle(d, c);
@@ -17290,7 +17411,7 @@ inline fate ws_taker::on_bound(door& d, connection& c) {
 inline void ws_taker::watch_again(connection& c, bool fired) {
     if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
     watched_ = c.watching;
-    self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
+    route->hub->hold_counted_socket(state(), &ws_socket_ready, c.fd, c.watching);
 }
 
 // Under the hub's process lock, so that no post is applied meanwhile: bound, ticked by a hub
@@ -17300,14 +17421,14 @@ inline void ws_taker::hand_to_hub(loop_context& ctx) {
         loop_context& ctx;
         ws_taker& t;
     } a{ctx, *this};
-    self_.hub_->exclusive(
+    route->hub->exclusive(
         [](void* p) {
             auto& x = *static_cast<args*>(p);
             ws_taker& t = x.t;
             t.bind();
             t.holder_ = holder::hub;
-            std::shared_ptr<ws_state> s = t.self_.s_;
-            t.self_.hub_->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
+            ws_ref s = ws_ref::share(&t);
+            t.route->hub->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
             auto step = [](ws_taker& w, door& d, connection& at) { return w.on_bound(d, at); };
             on_ws(x.ctx, *s, loop_context::expiry::ignored, step, true);  // t may be gone after this
         },
@@ -17320,6 +17441,7 @@ inline void ws_taker::hand_to_hub(loop_context& ctx) {
 // end skiff/websocket/taker_hub.hpp
 
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t
 #include <iterator>     // std::begin, std::end
 #include <memory>       // std::shared_ptr: the frame, shared by the posts
 #include <string>       // the frame
@@ -17330,24 +17452,23 @@ inline void ws_taker::hand_to_hub(loop_context& ctx) {
 namespace skiff::detail {
 
 struct peer_access {
-    static const std::shared_ptr<ws_state>& state(const websocket::peer& p) noexcept { return p.s_; }
-    static bool admits(const websocket::peer& p, std::size_t& held) noexcept { return p.admits(held); }
+    static const ws_ref& state(const websocket::peer& p) noexcept { return p.s_; }
+    static bool admits(const websocket::peer& p, std::size_t size, std::size_t& held) noexcept { return p.admits(size, held); }
     static void went(const websocket::peer& p, std::size_t held, std::size_t size) noexcept { (void)p.went(held, size); }
-    static async_hub* hub(const websocket::peer& p) noexcept { return p.hub_.get(); }
-    static const std::shared_ptr<async_hub>& hub_ptr(const websocket::peer& p) noexcept { return p.hub_; }
 };
 
 // The connections of one hub that a broadcast posts to, with the hub that serves them.
 struct broadcast_batch {
     std::shared_ptr<async_hub> hub;
-    std::vector<std::shared_ptr<ws_state>> states;
+    std::vector<ws_ref> states;
 };
 
-// The batch for p's hub, made on its first connection (there are as many hubs as loops: few).
-inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const websocket::peer& p) {
+// The batch for s's hub, made on its first connection (there are as many hubs as loops: few).
+inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const ws_state& s) {
+    const std::shared_ptr<async_hub>& hub = s.route->hub;
     for (broadcast_batch& b : batches)
-        if (b.hub.get() == peer_access::hub(p)) return b;
-    batches.push_back(broadcast_batch{peer_access::hub_ptr(p), {}});
+        if (b.hub == hub) return b;
+    batches.push_back(broadcast_batch{hub, {}});
     return batches.back();
 }
 
@@ -17355,15 +17476,16 @@ inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const w
 // many connections it did not reach: all of them when the hub is gone (the server stopped),
 // whose counts then go back.
 inline std::size_t post_batch(broadcast_batch& b, const std::shared_ptr<const std::string>& frame) {
-    std::vector<std::shared_ptr<ws_state>> states = std::move(b.states);
+    std::vector<ws_ref> states = std::move(b.states);
     std::vector<ws_state*> counted;  // kept aside: the post may take the list and fail
     counted.reserve(states.size());
-    for (const std::shared_ptr<ws_state>& s : states) counted.push_back(s.get());
+    for (const ws_ref& s : states) counted.push_back(s.get());
     bool posted = b.hub->post([states = std::move(states), frame](loop_context& ctx) {
-        for (const std::shared_ptr<ws_state>& s : states) apply_ws_send(ctx, *s, *frame);
+        for (const ws_ref& s : states) apply_ws_send(ctx, *s, *frame);
     });
     if (posted) return 0;
-    for (ws_state* s : counted) s->queued.fetch_sub(frame->size(), std::memory_order_relaxed);
+    auto size = static_cast<std::uint32_t>(frame->size());
+    for (ws_state* s : counted) s->queued.fetch_sub(size, std::memory_order_relaxed);
     return counted.size();
 }
 
@@ -17384,7 +17506,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
     for (; first != last; ++first) {
         const peer& p = *first;
         std::size_t held = 0;
-        if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
+        if (!detail::peer_access::admits(p, size, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
         if (detail::ws_current.state == s) {
             detail::ws_current.taker->send_here(op, data);
@@ -17395,8 +17517,8 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
                 append_frame(f, op, data);
                 frame = std::make_shared<const std::string>(std::move(f));
             }
-            s->queued.fetch_add(size, std::memory_order_relaxed);
-            detail::batch_for(batches, p).states.push_back(detail::peer_access::state(p));
+            s->queued.fetch_add(static_cast<std::uint32_t>(size), std::memory_order_relaxed);
+            detail::batch_for(batches, *s).states.push_back(detail::peer_access::state(p));
         }
         ++queued;
         detail::peer_access::went(p, held, size);
@@ -17420,8 +17542,8 @@ std::size_t broadcast(const Peers& peers, std::string_view data, kind k = kind::
 // reader, to the application's callbacks; pongs and close frames out; the close handshake
 // and failures (1002, 1007, 1009 from the reader, 1011 when a callback throws).
 //
-// Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
-// reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
+// Memory: an idle WebSocket holds its taker's block (72 bytes, x86-64, its ws_state
+// within), no message reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
 // before its event ends; only a frame or message left open across reads moves into a reader
 // of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
 // connection's reading stays with a thread, so any thread may serve its next event (a worker,
@@ -17463,7 +17585,9 @@ inline fate ws_taker::open_now(door& d, connection& c, std::string* sent_meanwhi
     if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
     {
         callback_scope scope(*this, d);
-        if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
+        const websocket::handlers& h = callbacks();
+        websocket::peer me = self();
+        if (h.on_open) guarded(d, [&] { h.on_open(me); });
     }
     if (!c.in.empty() && ending_ == ending::none) {  // the bytes behind the handshake
         on_bytes(d, c.in.data(), c.in.size());
@@ -17504,7 +17628,7 @@ SKIFF_NOINLINE inline void ws_taker::read_own(door& d, char* data, std::size_t l
 }
 
 inline websocket::message_limits ws_taker::limits() const noexcept {
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
     return {h.max_message, h.delivery};
 }
 
@@ -17530,11 +17654,12 @@ inline void ws_taker::read_events(door& d, websocket::message_reader& reader, ch
 inline void ws_taker::deliver(door& d, const websocket::message_event& e) {
     if (stage_ != stage::open) return;  // after our close: the client's data is dropped
     websocket::kind k = e.step == websocket::message_step::text ? websocket::kind::text : websocket::kind::binary;
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
+    websocket::peer me = self();
     if (h.delivery == websocket::delivery::pieces) {
-        if (h.on_piece) guarded(d, [&] { h.on_piece(self_, e.data, k, e.last); });
+        if (h.on_piece) guarded(d, [&] { h.on_piece(me, e.data, k, e.last); });
     } else if (h.on_message) {
-        guarded(d, [&] { h.on_message(self_, e.data, k); });
+        guarded(d, [&] { h.on_message(me, e.data, k); });
     }
 }
 
@@ -17570,16 +17695,17 @@ inline void ws_taker::write_close(door& d, websocket::close_code code, std::stri
     websocket::append_close(frame, code, reason);
     d.write(frame);
     stage_ = stage::closing;
-    state().phase.store(ws_phase::closing, std::memory_order_release);
+    phase.store(ws_phase::closing, std::memory_order_release);
 }
 
 inline void ws_taker::tell_close(websocket::close_code code, std::string_view reason) noexcept {
     if (told_ == told::closed) return;
     told_ = told::closed;
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
     if (!h.on_close) return;
     posted_sends_scope posted;
-    call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
+    websocket::peer me = self();
+    call_guarded([&] { h.on_close(me, code, reason); }, [] {});
 }
 
 } // namespace skiff::detail
@@ -17700,9 +17826,10 @@ inline fate ws_taker::on_decision(door& d, connection& c, ws_decision& what) {
 // then the connection waits in the taker's `deciding` stage (taker_later.hpp). (One message
 // to many peers: broadcast.hpp.)
 //
-// Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
-// under shared in take_from_workers(); cleared by unlink() before the connection closes or is
-// given back), and only the thread that serves the connection touches it (the loop's, or the
+// Invariants: a WebSocket's state is its taker's (one block, peer.hpp); the link is bound
+// while the taker serves the connection (from begin(), or under shared from
+// take_from_workers(), until unlink() before the connection closes or is given back), and
+// only the thread that serves the connection touches the taker's part (the loop's, or the
 // hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
 // so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current.state unset
@@ -17711,32 +17838,67 @@ inline fate ws_taker::on_decision(door& d, connection& c, ws_decision& what) {
 #define SKIFF_WEBSOCKET_UPGRADE_HPP
 
 
+#include <cstdint>      // std::uint32_t, std::uint64_t
 #include <memory>       // std::shared_ptr
+#include <mutex>        // upgrade()'s routes, made by the loops' threads
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
+#include <vector>       // upgrade()'s routes, one per loop
 
 namespace skiff::detail {
 
-// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
-// limits from the loop's options.
-inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
-    auto s = std::make_shared<ws_state>();
-    s->high_water = a.push_high_water;
-    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
-    s->h = std::move(h);
-    return s;
+// A route for h on the loop of anchor a, whose hub is given: its limits from the loop's
+// options and from h, each at most half of ws_max_held (peer.hpp says why).
+inline counted_ref<ws_route> new_ws_route(const hub_anchor& a, std::shared_ptr<async_hub> hub,
+                                          std::shared_ptr<const websocket::handlers> h) {
+    auto counted = [](std::uint64_t n) { return static_cast<std::uint32_t>(n < ws_max_held / 2 ? n : ws_max_held / 2); };
+    auto* r = new ws_route;
+    r->high_water = counted(a.push_high_water);
+    r->limit = counted(h->max_backlog != 0 ? h->max_backlog : static_cast<std::uint64_t>(a.push_limit));
+    r->hub = std::move(hub);
+    r->h = std::move(h);
+    return counted_ref<ws_route>::adopt(r);
 }
+
+// upgrade()'s routes: one per loop (per hub), made by the loop's first upgrade and shared by
+// its connections from then on. Loops of sharded and shared servers upgrade at once, hence the
+// lock. A route no connection holds any longer, of another hub (a server run before), goes.
+class ws_route_cache {
+public:
+    explicit ws_route_cache(std::shared_ptr<const websocket::handlers> h) : h_(std::move(h)) {}
+
+    counted_ref<ws_route> on(const hub_anchor& a, const std::shared_ptr<async_hub>& hub) {
+        std::lock_guard<std::mutex> g(lock_);
+        for (std::size_t i = 0; i < routes_.size();) {
+            ws_route& r = *routes_[i];
+            if (r.hub == hub) return routes_[i];
+            if (r.refs.load(std::memory_order_acquire) == 1) {
+                routes_[i] = std::move(routes_.back());
+                routes_.pop_back();
+            } else {
+                ++i;
+            }
+        }
+        routes_.push_back(new_ws_route(a, hub, h_));
+        return routes_.back();
+    }
+
+private:
+    std::shared_ptr<const websocket::handlers> h_;
+    std::mutex lock_;
+    std::vector<counted_ref<ws_route>> routes_;
+};
 
 } // namespace skiff::detail
 
 namespace skiff::websocket {
 
 inline send_status peer::send(std::string_view data, kind k) {
-    std::size_t held = 0;
-    if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
+    std::size_t held = 0;
+    if (!admits(size, held)) return send_status::dropped;
     if (detail::ws_current.state == s_.get()) {
         detail::ws_current.taker->send_here(op, data);
     } else {
@@ -17749,9 +17911,9 @@ inline send_status peer::send(std::string_view data, kind k) {
 }
 
 inline bool peer::post_frame(std::string frame) {
-    std::size_t size = frame.size();
+    auto size = static_cast<std::uint32_t>(frame.size());  // admits() kept it below 2^31
     s_->queued.fetch_add(size, std::memory_order_relaxed);
-    bool posted = hub_->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
+    bool posted = s_->route->hub->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
         detail::apply_ws_send(ctx, *s, frame);
     });
     if (!posted) s_->queued.fetch_sub(size, std::memory_order_relaxed);  // the loop is gone
@@ -17764,7 +17926,7 @@ inline send_status peer::close(close_code code, std::string_view reason) {
         detail::ws_current.taker->close_here(code, reason);
         return send_status::queued;
     }
-    bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
+    bool posted = s_->route->hub->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
         detail::apply_ws_close(ctx, *s, code, r);
     });
     return posted ? send_status::queued : send_status::dropped;
@@ -17793,26 +17955,44 @@ inline bool handshake_accepted(const request& req, response& res, handshake_chec
     return false;
 }
 
+} // namespace skiff::websocket
+
+namespace skiff::detail {
+
+// The upgrade, once the caller decided to accept it (accept(), upgrade()): route_for(anchor,
+// hub) gives the new WebSocket's route. As accept() says.
+template <class RouteFor>
+bool accept_with(const request& req, response& res, RouteFor&& route_for, std::string_view protocol) {
+    websocket::handshake_check check;
+    if (!websocket::handshake_accepted(req, res, check)) return false;
+    hub_anchor* a = response_access::anchor(res);
+    std::shared_ptr<async_hub> hub = a != nullptr ? async_hub::of(*a) : nullptr;
+    std::string head;
+    held_fields fields = response_access::hold_fields(res);
+    if (!hub || !websocket::append_accept_head(head, check.key, protocol, fields.bytes)) {
+        res.status(500).text("Internal Server Error\n");
+        return false;
+    }
+    auto* taker = new ws_taker(route_for(*a, std::move(hub)));
+    response_access::send_head(res, head, 101);
+    response_access::hand_over(res, nullptr, taker);
+    return true;
+}
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
 // with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
 // is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
     if (res.sent() || !h) return false;
-    handshake_check check;
-    if (!handshake_accepted(req, res, check)) return false;
-    detail::hub_anchor* a = detail::response_access::anchor(res);
-    std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
-    std::string head;
-    detail::held_fields fields = detail::response_access::hold_fields(res);
-    if (!hub || !append_accept_head(head, check.key, protocol, fields.bytes)) {
-        res.status(500).text("Internal Server Error\n");
-        return false;
-    }
-    auto s = detail::new_ws_state(*a, h);
-    detail::response_access::send_head(res, head, 101);
-    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(std::move(s), std::move(hub)), *h));
-    return true;
+    auto route_for = [&h](detail::hub_anchor& a, std::shared_ptr<detail::async_hub> hub) {
+        return detail::new_ws_route(a, std::move(hub), std::move(h));
+    };
+    return detail::accept_with(req, res, route_for, protocol);
 }
 
 // An upgrade whose answer is decided later, from any thread (after a database call, say):
@@ -17824,12 +18004,11 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
 class pending_upgrade {
 public:
     pending_upgrade() = default;
-    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)), hub_(std::move(o.hub_)) {}
+    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)) {}
     pending_upgrade& operator=(pending_upgrade&& o) noexcept {
         if (this != &o) {
             drop();
             s_ = std::move(o.s_);
-            hub_ = std::move(o.hub_);
         }
         return *this;
     }
@@ -17838,7 +18017,7 @@ public:
     ~pending_upgrade() { drop(); }
 
     // A decision is still awaited from this handle.
-    explicit operator bool() const noexcept { return s_ != nullptr; }
+    explicit operator bool() const noexcept { return static_cast<bool>(s_); }
 
     // `protocol`, if not empty, is the subprotocol chosen (choose_protocol()): a token, else 500.
     bool accept(std::string_view protocol = {}) {
@@ -17857,13 +18036,13 @@ public:
 
 private:
     friend pending_upgrade accept_later(const request&, response&, std::shared_ptr<const handlers>);
-    pending_upgrade(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
-        : s_(std::move(s)), hub_(std::move(hub)) {}
+    explicit pending_upgrade(detail::ws_ref s) noexcept : s_(std::move(s)) {}
 
     bool decide(detail::ws_decision d) {
         if (!s_) return false;
-        std::shared_ptr<detail::ws_state> s = std::move(s_);
-        return hub_->post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
+        detail::ws_ref s = std::move(s_);
+        detail::async_hub& hub = *s->route->hub;
+        return hub.post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
             detail::apply_ws_decision(ctx, *s, d);
         });
     }
@@ -17871,8 +18050,7 @@ private:
         if (s_) (void)refuse(500, "Internal Server Error\n");
     }
 
-    std::shared_ptr<detail::ws_state> s_;  // null once decided
-    std::shared_ptr<detail::async_hub> hub_;
+    detail::ws_ref s_;  // null once decided
 };
 
 // Checks the handshake now (a bad one is answered at once, 400, 405 or 426, and the handle is
@@ -17891,15 +18069,22 @@ inline pending_upgrade accept_later(const request& req, response& res, std::shar
     auto later = std::make_unique<detail::ws_deciding>();
     later->key = std::string(check.key);
     later->fields = detail::response_access::hold_fields(res);
-    auto s = detail::new_ws_state(*a, h);
+    auto* taker = new detail::ws_taker(detail::new_ws_route(*a, std::move(hub), std::move(h)), std::move(later));
+    detail::ws_ref s = detail::ws_ref::share(taker);
     detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
-    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(s, hub), std::move(later)));
-    return pending_upgrade(std::move(s), std::move(hub));
+    detail::response_access::hand_over(res, nullptr, taker);
+    return pending_upgrade(std::move(s));
 }
 
 // A route handler that upgrades every request it gets (refusing bad handshakes as accept() does).
+// Its connections on one loop share one route (detail::ws_route_cache).
 inline auto upgrade(handlers h) {
-    return [shared = std::make_shared<const handlers>(std::move(h))](request& req, response& res) { accept(req, res, shared); };
+    auto routes = std::make_shared<detail::ws_route_cache>(std::make_shared<const handlers>(std::move(h)));
+    return [routes](request& req, response& res) {
+        if (res.sent()) return;
+        auto route_for = [&routes](detail::hub_anchor& a, const std::shared_ptr<detail::async_hub>& hub) { return routes->on(a, hub); };
+        detail::accept_with(req, res, route_for, {});
+    };
 }
 
 } // namespace skiff::websocket

@@ -352,7 +352,7 @@ constexpr bool poller_in_process = false;
 
 // The same for a WebSocket: the taker, its shared state and the peer the connection keeps once
 // upgraded (websocket/taker.hpp), beyond the connection itself. Policies that serve WebSocket.
-TEST_CASE_TEMPLATE("an idle WebSocket costs at most 352 bytes of heap and 384 of resident memory", Policy, skiff::single,
+TEST_CASE_TEMPLATE("an idle WebSocket costs at most 256 bytes of heap and of resident memory", Policy, skiff::single,
                    skiff::sharded) {
     const int count = 10000;
     if (raise_fd_limit(count + 200) < count + 200) {
@@ -380,6 +380,6 @@ TEST_CASE_TEMPLATE("an idle WebSocket costs at most 352 bytes of heap and 384 of
     // that earlier test cases freed (it read 180 bytes after the keep-alive cases, 348 alone).
     long heap_per_connection = (heap_after - heap_before) / count;
     MESSAGE("server memory per idle WebSocket: " << per_connection << " bytes (heap " << heap_per_connection << ")");
-    if (!sanitized && !poller_in_process) CHECK(per_connection <= 384);
-    if (!sanitized && !poller_in_process) CHECK(heap_per_connection <= 352);  // measured 328 (tools/bench/README.md)
+    if (!sanitized && !poller_in_process) CHECK(per_connection <= 256);       // issue 32's bound; measured 232-245
+    if (!sanitized && !poller_in_process) CHECK(heap_per_connection <= 256);  // measured 232 (tools/bench/README.md)
 }

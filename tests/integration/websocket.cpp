@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <thread>
 #include <vector>
@@ -482,6 +483,34 @@ TEST_CASE_TEMPLATE("sends past the backlog limit are dropped, past write_high_wa
     CHECK(results.front() == wsk::send_status::queued);
     CHECK(std::count(results.begin(), results.end(), wsk::send_status::backpressure) > 0);
     CHECK(results.back() == wsk::send_status::dropped);
+}
+
+TEST_CASE_TEMPLATE("a message over 1 GiB is dropped when sent, and the connection carries on", Policy,
+                   SKIFF_TEST_POLICIES) {
+    // Address space only: pages of an anonymous map that nothing reads cost no memory.
+    const std::size_t huge = (std::size_t{1} << 30) + 1;
+    void* map = ::mmap(nullptr, huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    REQUIRE(map != MAP_FAILED);
+    std::vector<wsk::send_status> results;
+    running_server<Policy> srv([&](skiff::basic_server<Policy>& app) {
+        wsk::handlers h;
+        h.on_message = [&](wsk::peer& p, std::string_view, wsk::kind) {
+            results.push_back(p.send(std::string_view(static_cast<const char*>(map), huge), wsk::kind::binary));
+            results.push_back(p.send("after"));
+        };
+        app.get("/big", wsk::upgrade(h));
+    });
+    ws_client c(srv.port());
+    REQUIRE(c.open("/big").status == 101);
+    c.send(ws::text("go"));
+    ws_server_frame f = c.next();
+    CHECK(f.op == 1);
+    CHECK(f.payload == "after");
+    srv.stop();
+    ::munmap(map, huge);
+    REQUIRE(results.size() == 2);
+    CHECK(results[0] == wsk::send_status::dropped);
+    CHECK(results[1] == wsk::send_status::queued);
 }
 
 TEST_CASE_TEMPLATE("stop() closes every WebSocket with 1001", Policy, SKIFF_TEST_POLICIES) {

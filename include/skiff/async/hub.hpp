@@ -27,6 +27,7 @@
 #include "skiff/async/answer_wait.hpp"
 #include "skiff/async/hub_timers.hpp"
 #include "skiff/async/hub_watches.hpp"
+#include "skiff/detail/counted_ref.hpp"
 #include "skiff/detail/guarded_call.hpp"
 #include "skiff/detail/unique_function.hpp"
 #include "skiff/engine/loop_hub.hpp"
@@ -130,6 +131,7 @@ public:
         std::vector<hub_task> tasks, batch;
         timer_queue timers;
         hub_watches::watcher_list watchers, retired;
+        hub_watches::held_map held;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
@@ -140,7 +142,7 @@ public:
         timers_.take_all(timers);
         batch.swap(batch_);
         next_ = 0;
-        watches_.take_watchers(watchers, retired);
+        watches_.take_watchers(watchers, retired, held);
         answers_.clear();
     }
 
@@ -214,10 +216,15 @@ public:
     void hold_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
         watches_.hold(&owner, [&owner] { return std::shared_ptr<void>(owner.shared_from_this()); }, ready, fd, what);
     }
-    // The same for an owner given by its shared_ptr (a WebSocket's state, which is kept small).
+    // The same for an owner counted in place (detail/counted_ref.hpp: a WebSocket's state,
+    // which is kept small): the hub holds a count of it while it watches.
     template <class Owner>
-    void hold_shared_socket(const std::shared_ptr<Owner>& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
-        watches_.hold(owner.get(), [&owner] { return std::shared_ptr<void>(owner); }, ready, fd, what);
+    void hold_counted_socket(Owner& owner, socket_ready_fn ready, int fd, std::uint8_t what) {
+        auto keep = [&owner] {
+            Owner* counted = counted_ref<Owner>::share(&owner).release();
+            return std::shared_ptr<void>(counted, [](Owner* o) { counted_ref<Owner>::drop(o); });
+        };
+        watches_.hold(&owner, keep, ready, fd, what);
     }
 
     // The connection no longer waits on the hub: its socket's events are no longer owner's

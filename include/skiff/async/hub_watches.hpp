@@ -152,11 +152,17 @@ public:
         total_.fetch_sub(freed, std::memory_order_relaxed);
     }
 
-    // The hub is detached: its watchers are handed out, to be destroyed after its locks.
-    void take_watchers(watcher_list& watched, watcher_list& retired) {
+    using held_map = std::unordered_map<const void*, held_socket>;
+
+    // The hub is detached (its loop polls no more): its watchers and held sockets are handed
+    // out, to be destroyed after its locks. A held socket's owner may keep the hub alive (a
+    // WebSocket's state, through its route), so the hub must not keep it.
+    void take_watchers(watcher_list& watched, watcher_list& retired, held_map& held) {
         std::lock_guard<std::mutex> g(lock_);
         watched.swap(watchers_);
         retired.swap(retired_);
+        held.swap(held_);
+        retired_held_.clear();
     }
 
 private:
@@ -177,7 +183,7 @@ private:
     // shared: the connections whose socket the hub watches (a deferred answer's, a WebSocket's),
     // by the address the poller reports, so that claims() is one lookup however many wait (a
     // scan of a vector cost every event on any connection a pass over all of them).
-    std::unordered_map<const void*, held_socket> held_;
+    held_map held_;
     std::vector<std::pair<const void*, std::int64_t>> retired_held_;  // retired held_ entries and when, oldest first
     std::atomic<std::size_t> retired_count_{0};  // retired watchers and held sockets
     std::atomic<std::size_t> total_{0};  // watchers, held sockets and retired ones: claims() looks only if some

@@ -23,6 +23,7 @@
 #include "skiff/websocket/taker_hub.hpp"
 
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint32_t
 #include <iterator>     // std::begin, std::end
 #include <memory>       // std::shared_ptr: the frame, shared by the posts
 #include <string>       // the frame
@@ -33,24 +34,23 @@
 namespace skiff::detail {
 
 struct peer_access {
-    static const std::shared_ptr<ws_state>& state(const websocket::peer& p) noexcept { return p.s_; }
-    static bool admits(const websocket::peer& p, std::size_t& held) noexcept { return p.admits(held); }
+    static const ws_ref& state(const websocket::peer& p) noexcept { return p.s_; }
+    static bool admits(const websocket::peer& p, std::size_t size, std::size_t& held) noexcept { return p.admits(size, held); }
     static void went(const websocket::peer& p, std::size_t held, std::size_t size) noexcept { (void)p.went(held, size); }
-    static async_hub* hub(const websocket::peer& p) noexcept { return p.hub_.get(); }
-    static const std::shared_ptr<async_hub>& hub_ptr(const websocket::peer& p) noexcept { return p.hub_; }
 };
 
 // The connections of one hub that a broadcast posts to, with the hub that serves them.
 struct broadcast_batch {
     std::shared_ptr<async_hub> hub;
-    std::vector<std::shared_ptr<ws_state>> states;
+    std::vector<ws_ref> states;
 };
 
-// The batch for p's hub, made on its first connection (there are as many hubs as loops: few).
-inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const websocket::peer& p) {
+// The batch for s's hub, made on its first connection (there are as many hubs as loops: few).
+inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const ws_state& s) {
+    const std::shared_ptr<async_hub>& hub = s.route->hub;
     for (broadcast_batch& b : batches)
-        if (b.hub.get() == peer_access::hub(p)) return b;
-    batches.push_back(broadcast_batch{peer_access::hub_ptr(p), {}});
+        if (b.hub == hub) return b;
+    batches.push_back(broadcast_batch{hub, {}});
     return batches.back();
 }
 
@@ -58,15 +58,16 @@ inline broadcast_batch& batch_for(std::vector<broadcast_batch>& batches, const w
 // many connections it did not reach: all of them when the hub is gone (the server stopped),
 // whose counts then go back.
 inline std::size_t post_batch(broadcast_batch& b, const std::shared_ptr<const std::string>& frame) {
-    std::vector<std::shared_ptr<ws_state>> states = std::move(b.states);
+    std::vector<ws_ref> states = std::move(b.states);
     std::vector<ws_state*> counted;  // kept aside: the post may take the list and fail
     counted.reserve(states.size());
-    for (const std::shared_ptr<ws_state>& s : states) counted.push_back(s.get());
+    for (const ws_ref& s : states) counted.push_back(s.get());
     bool posted = b.hub->post([states = std::move(states), frame](loop_context& ctx) {
-        for (const std::shared_ptr<ws_state>& s : states) apply_ws_send(ctx, *s, *frame);
+        for (const ws_ref& s : states) apply_ws_send(ctx, *s, *frame);
     });
     if (posted) return 0;
-    for (ws_state* s : counted) s->queued.fetch_sub(frame->size(), std::memory_order_relaxed);
+    auto size = static_cast<std::uint32_t>(frame->size());
+    for (ws_state* s : counted) s->queued.fetch_sub(size, std::memory_order_relaxed);
     return counted.size();
 }
 
@@ -87,7 +88,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
     for (; first != last; ++first) {
         const peer& p = *first;
         std::size_t held = 0;
-        if (!detail::peer_access::admits(p, held)) continue;  // as peer::send decides
+        if (!detail::peer_access::admits(p, size, held)) continue;  // as peer::send decides
         detail::ws_state* s = detail::peer_access::state(p).get();
         if (detail::ws_current.state == s) {
             detail::ws_current.taker->send_here(op, data);
@@ -98,8 +99,8 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
                 append_frame(f, op, data);
                 frame = std::make_shared<const std::string>(std::move(f));
             }
-            s->queued.fetch_add(size, std::memory_order_relaxed);
-            detail::batch_for(batches, p).states.push_back(detail::peer_access::state(p));
+            s->queued.fetch_add(static_cast<std::uint32_t>(size), std::memory_order_relaxed);
+            detail::batch_for(batches, *s).states.push_back(detail::peer_access::state(p));
         }
         ++queued;
         detail::peer_access::went(p, held, size);

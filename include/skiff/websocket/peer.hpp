@@ -3,24 +3,34 @@
 // a send, and the handle (peer) that sends on a connection from the loop or from any thread.
 // The handle's sending is defined in upgrade.hpp, beside the taker it reaches.
 //
-// Invariants: the peer's phase only moves forward: open, closing, closed. ws_state::taker
-// names the taker exactly while the link is bound, and only the thread that serves the
-// connection touches it (the loop's; under shared, the hub's processor).
+// Memory: a WebSocket's state is one block with its taker (taker.hpp: ws_taker derives from
+// ws_state), counted in place (detail/counted_ref.hpp) by its connection, its peers and the
+// posts made to it; what the connections of one route on one loop share (the callbacks, the
+// hub, the limits) is one ws_route they point to. An idle WebSocket so costs its connection
+// and one 72-byte block (tools/bench/README.md, "Memory per idle WebSocket").
+//
+// Invariants: the peer's phase only moves forward: open, closing, closed. While the link is
+// bound, the state's taker serves the connection, and only the thread that serves it (the
+// loop's; under shared, the hub's processor) touches the taker's part. Bytes held (queued +
+// parked) stay below 2^32: a backlog limit is at most ws_max_held / 2, and a message sent at
+// most as much (a larger one is dropped).
 #ifndef SKIFF_WEBSOCKET_PEER_HPP
 #define SKIFF_WEBSOCKET_PEER_HPP
 
 #include "skiff/async/hub.hpp"
+#include "skiff/detail/counted_ref.hpp"
 #include "skiff/websocket/frame.hpp"
 #include "skiff/websocket/message_reader.hpp"
 
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
+#include <cstdint>      // std::uint8_t, std::uint32_t
 #include <functional>   // the application's callbacks
 #include <memory>       // std::shared_ptr, std::unique_ptr
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
+#include <utility>      // std::move
 
 namespace skiff::websocket {
 
@@ -30,7 +40,8 @@ enum class kind : std::uint8_t { text, binary };
 enum class send_status : std::uint8_t {
     queued,        // on its way
     backpressure,  // on its way, but more than options::write_high_water waits: the client is slow
-    dropped,       // not sent: the backlog passed its limit, or the connection is closing or gone
+    dropped,       // not sent: the backlog passed its limit, the message is over 1 GiB, or the
+                   // connection is closing or gone
 };
 
 class peer;
@@ -101,29 +112,51 @@ struct ws_early {
     std::string reason;
 };
 
-// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread); the hub
-// keeps it alive while it watches the connection's socket (shared), given the taker's pointer.
-// The one-byte members go last, so that they share the last word (x86-64: 72 bytes).
-struct ws_state {
+// What the WebSockets of one route on one loop share, so that each connection carries one
+// pointer for it: the route's callbacks, the loop's hub that peers post to (kept alive for
+// them after the server is gone), and the limits taken from both. upgrade() makes one per
+// loop and keeps it; accept() and accept_later() make one per connection. Counted in place.
+struct ws_route {
     std::shared_ptr<const websocket::handlers> h;
-    std::size_t high_water = 0;  // options::write_high_water
-    std::size_t limit = 0;       // the backlog past which sends are dropped
-    std::atomic<std::size_t> queued{0};  // posted from other threads, not yet in the loop's hands
-    std::atomic<std::size_t> parked{0};  // written, not yet taken by the socket
-    ws_taker* taker = nullptr;           // loop-side (see the file comment)
-    std::unique_ptr<ws_early> early;     // shared, before the hub holds the connection
+    std::shared_ptr<async_hub> hub;
+    std::uint32_t high_water = 0;  // options::write_high_water
+    std::uint32_t limit = 0;       // the backlog past which sends are dropped
+    std::atomic<std::uint32_t> refs{1};
+};
+inline void counted_free(ws_route* r) noexcept { delete r; }
+
+// The most a WebSocket holds in its counts (queued + parked fit 32 bits): half of it for the
+// backlog limit, and half for the message sent past it.
+inline constexpr std::uint64_t ws_max_held = std::uint64_t{1} << 31;
+
+// One WebSocket's state, shared by its taker (on the loop) and its peers (any thread): the
+// first part of the taker's block (taker.hpp), freed with it when the last count goes.
+// The hub keeps it alive while it watches the connection's socket (shared). The small members
+// go last, so that they share one word (x86-64: 32 bytes).
+struct ws_state {
+    counted_ref<ws_route> route;
+    std::atomic<std::uint32_t> queued{0};  // posted from other threads, not yet in the loop's hands
+    std::atomic<std::uint32_t> parked{0};  // written, not yet taken by the socket
+    std::unique_ptr<ws_early> early;       // shared, before the hub holds the connection
+    std::atomic<std::uint32_t> refs{1};    // the connection's, and one per peer and per post
     std::atomic<ws_phase> phase{ws_phase::open};
     std::atomic<bool> wants_drain{false};
     // Loop-side (see the file comment). Atomic because under shared a worker may end an
     // unbound WebSocket (finished) while the hub's processor reads it on another thread.
     std::atomic<ws_link> link{ws_link::unbound};
+
+    // Bytes sent but not yet taken by the client (or by the loop, from another thread).
+    std::size_t held() const noexcept {
+        return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
+    }
 };
+inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes
+using ws_ref = counted_ref<ws_state>;
 
 // The WebSocket whose callback runs on this thread, so that its own sends go straight into the
-// loop's batch through the event's door rather than through the hub. The taker is kept here,
-// not read from ws_state::taker: under shared, on_open runs before the connection is bound.
-// All null outside a callback, and `state` null in one that no flush follows (on_drain,
-// on_close), whose sends are posted.
+// loop's batch through the event's door rather than through the hub (`taker` is the state's
+// own block, named here since peer.hpp comes before the class). All null outside a callback,
+// and `state` null in one that no flush follows (on_drain, on_close), whose sends are posted.
 struct ws_callback_context {
     ws_state* state = nullptr;
     ws_taker* taker = nullptr;
@@ -146,37 +179,34 @@ public:
     inline send_status close(close_code code = close_code::normal, std::string_view reason = {});
     bool is_open() const noexcept { return s_ && s_->phase.load(std::memory_order_acquire) == detail::ws_phase::open; }
     // Bytes sent but not yet taken by the client (or by the loop, from another thread).
-    std::size_t buffered() const noexcept {
-        return s_ ? s_->queued.load(std::memory_order_relaxed) + s_->parked.load(std::memory_order_relaxed) : 0;
-    }
-    explicit operator bool() const noexcept { return s_ != nullptr; }
-    friend bool operator==(const peer& a, const peer& b) noexcept { return a.s_ == b.s_; }
-    friend bool operator!=(const peer& a, const peer& b) noexcept { return a.s_ != b.s_; }
+    std::size_t buffered() const noexcept { return s_ ? s_->held() : 0; }
+    explicit operator bool() const noexcept { return static_cast<bool>(s_); }
+    friend bool operator==(const peer& a, const peer& b) noexcept { return a.s_.get() == b.s_.get(); }
+    friend bool operator!=(const peer& a, const peer& b) noexcept { return a.s_.get() != b.s_.get(); }
 
 private:
     friend class detail::ws_taker;
     friend struct detail::peer_access;
 
-    // What every send decides first (send(), broadcast()): whether it may go (open, and not
-    // past its backlog), with the bytes that wait already in `held`.
-    bool admits(std::size_t& held) const noexcept {
-        if (!is_open()) return false;
+    // What every send of `size` bytes decides first (send(), broadcast()): whether it may go
+    // (open, not past its backlog, and not too large to count), with the bytes that wait
+    // already in `held`.
+    bool admits(std::size_t size, std::size_t& held) const noexcept {
+        if (!is_open() || size > detail::ws_max_held / 2) return false;
         held = buffered();
-        return held <= s_->limit;
+        return held <= s_->route->limit;
     }
     // And what it says once on its way: backpressure past write_high_water (on_drain follows).
     send_status went(std::size_t held, std::size_t size) const noexcept {
-        if (held + size <= s_->high_water) return send_status::queued;
+        if (held + size <= s_->route->high_water) return send_status::queued;
         s_->wants_drain.store(true, std::memory_order_relaxed);
         return send_status::backpressure;
     }
-    peer(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
-        : s_(std::move(s)), hub_(std::move(hub)) {}
+    explicit peer(detail::ws_ref s) noexcept : s_(std::move(s)) {}
 
     inline bool post_frame(std::string frame);
 
-    std::shared_ptr<detail::ws_state> s_;
-    std::shared_ptr<detail::async_hub> hub_;
+    detail::ws_ref s_;
 };
 
 } // namespace skiff::websocket

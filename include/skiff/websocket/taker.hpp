@@ -54,6 +54,7 @@
 #include "skiff/websocket/message_reader.hpp"
 #include "skiff/websocket/peer.hpp"
 
+#include <algorithm>    // std::min
 #include <atomic>       // what any thread reads of a WebSocket
 #include <chrono>       // std::chrono::milliseconds
 #include <cstddef>      // std::size_t
@@ -89,16 +90,25 @@ struct ws_side : stalled_output {
     std::unique_ptr<ws_deciding> deciding;
 };
 
-// The loop's side of one WebSocket connection (the file comment says what it does).
-class ws_taker final : public handed {
+// The loop's side of one WebSocket connection (the file comment says what it does), in one
+// block with the state its peers share (ws_state, peer.hpp): the connection holds one count
+// of it, and dispose() ends the loop's part; the block goes with the last count.
+class ws_taker final : public handed, public ws_state {
 public:
-    ws_taker(websocket::peer self, const websocket::handlers&) : self_(std::move(self)) {}
+    explicit ws_taker(counted_ref<ws_route> r) noexcept { route = std::move(r); }
     // An upgrade whose decision comes later (on_decision): nothing is written until then.
-    ws_taker(websocket::peer self, std::unique_ptr<ws_deciding> later) : self_(std::move(self)), stage_(stage::deciding) {
+    ws_taker(counted_ref<ws_route> r, std::unique_ptr<ws_deciding> later) : stage_(stage::deciding) {
+        route = std::move(r);
         side().deciding = std::move(later);
     }
-    ~ws_taker() override { unlink(); }
-    void dispose() noexcept override { delete this; }
+
+    // The connection is done with it: peers' sends are dropped from now on, and what only the
+    // loop touches goes; the block stays while a peer or a post holds a count.
+    void dispose() noexcept override {
+        unlink();
+        side_.reset();
+        ws_ref::drop(this);
+    }
 
     // Nothing behind the handshake is read here: it waits in c.in for await().
     std::size_t begin(door& d, connection& c, pending_body&, char*, std::size_t) override {
@@ -162,7 +172,7 @@ public:
     // reading a long message slowly was closed as idle the moment it had read it all.
     void on_sent(door& d, connection& c) override {
         if (stage_ == stage::open) mark_ms_ = d.now_ms();
-        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        note_parked(d, c);
         if (side_ != nullptr && side_->stalled_bytes != 0) {  // less held now: nobody is shed
             side_->ledger->note(*side_, c.out.capacity(), c);
             release_side_if_idle();
@@ -188,7 +198,7 @@ public:
         websocket::frame_head head = websocket::make_frame_head(op, websocket::fin_bit::final, payload.size());
         ws_current.out->write(head.view());
         ws_current.out->write(payload);
-        state().parked.fetch_add(head.size + payload.size(), std::memory_order_relaxed);
+        parked.fetch_add(static_cast<std::uint32_t>(head.size + payload.size()), std::memory_order_relaxed);
     }
     void close_here(websocket::close_code code, std::string_view reason) { start_close(*ws_current.out, code, reason); }
 
@@ -207,11 +217,6 @@ public:
     fate on_decision(door& d, connection& c, ws_decision& what);  // taker_later.hpp
 
     connection* conn() const noexcept { return conn_; }
-
-    // A handle to a new WebSocket (accept()).
-    static websocket::peer make_peer(std::shared_ptr<ws_state> s, std::shared_ptr<async_hub> hub) {
-        return websocket::peer(std::move(s), std::move(hub));
-    }
 
 private:
     // deciding: an upgrade decided later waits for its decision, nothing written; head_sent:
@@ -239,13 +244,19 @@ private:
         ws_state* outer;
     };
 
-    ws_state& state() const noexcept { return *peer_state(self_); }
-    static ws_state* peer_state(const websocket::peer& p) noexcept { return p.s_.get(); }
+    ws_state& state() noexcept { return *this; }
+    const websocket::handlers& callbacks() const noexcept { return *route->h; }
+    // The handle a callback is given (a count of its own: the application may keep a copy).
+    websocket::peer self() noexcept { return websocket::peer(ws_ref::share(this)); }
+    // What the socket has not taken, as the peers see it (below 2^32: peer.hpp says why).
+    void note_parked(door& d, connection& c) noexcept {
+        parked.store(static_cast<std::uint32_t>(std::min<std::uint64_t>(d.parked(c), ws_max_held * 2 - 1)), std::memory_order_relaxed);
+    }
 
     // handlers::idle_timeout, else options::idle_timeout (looked up once a tick, not kept: an
     // idle connection carries no copy).
     std::int64_t idle_ms(door& d) const noexcept {
-        std::int64_t own = state().h->idle_timeout.count();
+        std::int64_t own = callbacks().idle_timeout.count();
         return own != 0 ? own : d.settings().idle_timeout.count();
     }
 
@@ -297,7 +308,7 @@ private:
 
     // Quiet for half the idle timeout, and not pinged since it last sent anything.
     bool wants_ping(door& d, std::int64_t now) const noexcept {
-        return state().h->keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
+        return callbacks().keepalive == websocket::keepalive::ping && ping_ == ping_state::not_sent &&
                now >= mark_ms_ + idle_ms(d) / 2;
     }
 
@@ -320,42 +331,36 @@ private:
         }
         write_status w = d.flush(c);
         if (w == write_status::failed) return d.close(c);
-        state().parked.store(d.parked(c), std::memory_order_relaxed);
+        note_parked(d, c);
         if (SKIFF_UNLIKELY(note_output(d, c) == fate::closed)) return fate::closed;
         tell_if_drained();
         return d.after_write(c, w);
     }
 
     void tell_if_drained() {
-        ws_state& s = state();
-        if (!s.h->on_drain || !s.wants_drain.load(std::memory_order_relaxed)) return;
-        std::size_t held = s.queued.load(std::memory_order_relaxed) + s.parked.load(std::memory_order_relaxed);
-        if (held > s.high_water / 2 || !s.wants_drain.exchange(false, std::memory_order_relaxed)) return;
+        const websocket::handlers& h = callbacks();
+        if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
+        if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
         posted_sends_scope posted;
-        call_guarded([&] { s.h->on_drain(self_); }, [] {});
+        websocket::peer me = self();
+        call_guarded([&] { h.on_drain(me); }, [] {});
     }
 
     void hand_to_hub(loop_context& ctx);  // take_from_workers' work (taker_hub.hpp)
 
     // Posts reach this taker from now on (shared: bound under the hub's process lock, since
     // the processor may be applying a post to s meanwhile; see take_from_workers).
-    void bind() noexcept {
-        ws_state& s = state();
-        s.taker = this;
-        s.link.store(ws_link::bound, std::memory_order_relaxed);
-    }
+    void bind() noexcept { link.store(ws_link::bound, std::memory_order_relaxed); }
 
     // Peers' sends are dropped from now on, and posted ones find no taker. A connection the
     // hub held is no longer its: the socket's events go back to the workers' registration.
     void unlink() noexcept {
-        ws_state& s = state();
         if (side_ != nullptr && side_->stalled_bytes != 0) side_->ledger->forget(*side_);
-        s.phase.store(ws_phase::closed, std::memory_order_release);
-        if (s.taker == this) s.taker = nullptr;
-        s.link.store(ws_link::finished, std::memory_order_relaxed);
+        phase.store(ws_phase::closed, std::memory_order_release);
+        link.store(ws_link::finished, std::memory_order_relaxed);
         if (holder_ != holder::hub) return;
         holder_ = holder::workers;
-        call_guarded([&] { self_.hub_->release_socket(&s); }, [] {});
+        call_guarded([&] { route->hub->release_socket(&state()); }, [] {});
     }
 
     // The deadline that brings the tick: the loop's `paused` (single, sharded); under shared a
@@ -370,7 +375,6 @@ private:
     // upgrade's event is over, the hub's processor.
     enum class holder : std::uint8_t { workers, hub };
 
-    websocket::peer self_;
     std::unique_ptr<ws_side> side_;  // only while a frame or message is open across reads, or output stalls
     connection* conn_ = nullptr;
     std::int64_t mark_ms_ = 0;  // open: when the client last sent or took output; closing: when the wait for its close ends

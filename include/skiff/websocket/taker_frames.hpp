@@ -2,8 +2,8 @@
 // reader, to the application's callbacks; pongs and close frames out; the close handshake
 // and failures (1002, 1007, 1009 from the reader, 1011 when a callback throws).
 //
-// Memory: an idle WebSocket holds the taker (72 bytes, x86-64) and its ws_state, no message
-// reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
+// Memory: an idle WebSocket holds its taker's block (72 bytes, x86-64, its ws_state
+// within), no message reader: a read borrows the thread's spare reader (ws_spare_reader()) and gives it back at rest
 // before its event ends; only a frame or message left open across reads moves into a reader
 // of the connection's own (side_->own), freed once it is at rest again. Either way nothing of one
 // connection's reading stays with a thread, so any thread may serve its next event (a worker,
@@ -53,7 +53,9 @@ inline fate ws_taker::open_now(door& d, connection& c, std::string* sent_meanwhi
     if (std::size_t buffer = d.settings().push_socket_buffer; buffer != 0) limit_send_buffer(c.fd, buffer);
     {
         callback_scope scope(*this, d);
-        if (state().h->on_open) guarded(d, [&] { state().h->on_open(self_); });
+        const websocket::handlers& h = callbacks();
+        websocket::peer me = self();
+        if (h.on_open) guarded(d, [&] { h.on_open(me); });
     }
     if (!c.in.empty() && ending_ == ending::none) {  // the bytes behind the handshake
         on_bytes(d, c.in.data(), c.in.size());
@@ -94,7 +96,7 @@ SKIFF_NOINLINE inline void ws_taker::read_own(door& d, char* data, std::size_t l
 }
 
 inline websocket::message_limits ws_taker::limits() const noexcept {
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
     return {h.max_message, h.delivery};
 }
 
@@ -120,11 +122,12 @@ inline void ws_taker::read_events(door& d, websocket::message_reader& reader, ch
 inline void ws_taker::deliver(door& d, const websocket::message_event& e) {
     if (stage_ != stage::open) return;  // after our close: the client's data is dropped
     websocket::kind k = e.step == websocket::message_step::text ? websocket::kind::text : websocket::kind::binary;
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
+    websocket::peer me = self();
     if (h.delivery == websocket::delivery::pieces) {
-        if (h.on_piece) guarded(d, [&] { h.on_piece(self_, e.data, k, e.last); });
+        if (h.on_piece) guarded(d, [&] { h.on_piece(me, e.data, k, e.last); });
     } else if (h.on_message) {
-        guarded(d, [&] { h.on_message(self_, e.data, k); });
+        guarded(d, [&] { h.on_message(me, e.data, k); });
     }
 }
 
@@ -160,16 +163,17 @@ inline void ws_taker::write_close(door& d, websocket::close_code code, std::stri
     websocket::append_close(frame, code, reason);
     d.write(frame);
     stage_ = stage::closing;
-    state().phase.store(ws_phase::closing, std::memory_order_release);
+    phase.store(ws_phase::closing, std::memory_order_release);
 }
 
 inline void ws_taker::tell_close(websocket::close_code code, std::string_view reason) noexcept {
     if (told_ == told::closed) return;
     told_ = told::closed;
-    const websocket::handlers& h = *state().h;
+    const websocket::handlers& h = callbacks();
     if (!h.on_close) return;
     posted_sends_scope posted;
-    call_guarded([&] { h.on_close(self_, code, reason); }, [] {});
+    websocket::peer me = self();
+    call_guarded([&] { h.on_close(me, code, reason); }, [] {});
 }
 
 } // namespace skiff::detail

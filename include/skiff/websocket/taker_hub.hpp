@@ -6,7 +6,7 @@
 // expired connection only by shutting its socket down, so neither can run a WebSocket, whose
 // peers post to it from any thread and which needs a tick. Once the upgrade's event is over the
 // hub's processor takes the connection from the workers (take_from_workers), as it does a
-// deferred answer's: it watches the socket (async_hub::hold_shared_socket) and runs the tick
+// deferred answer's: it watches the socket (async_hub::hold_counted_socket) and runs the tick
 // on a hub timer, so every step of a shared WebSocket (a read, a write, a tick, a post) runs
 // under the hub's process lock, one at a time. The set's deadline is then only a backstop
 // (`awaited`, pushed back each tick) that the reaper would act on if the hub stalled. What
@@ -25,12 +25,20 @@
 #include "skiff/websocket/taker.hpp"
 
 #include <atomic>       // std::memory_order
+#include <cstdint>      // std::uint32_t
 #include <memory>       // std::shared_ptr, std::make_unique
 #include <string>       // a close's reason
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
 namespace skiff::detail {
+
+// The taker whose state s is (its own block: taker.hpp).
+inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
+
+// The last count went: the block goes, on whatever thread dropped it (dispose() has ended
+// the loop's part before the connection's count went).
+inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
 
 inline void ws_socket_ready(loop_context& ctx, void* owner);
 
@@ -42,7 +50,7 @@ inline void ws_socket_ready(loop_context& ctx, void* owner);
 template <class Step>
 void on_ws(loop_context& ctx, ws_state& s, loop_context::expiry e, Step& step, bool fired = false) {
     if (s.link.load(std::memory_order_relaxed) != ws_link::bound) return;
-    ws_taker& t = *s.taker;
+    ws_taker& t = taker_of(s);
     connection& c = *t.conn();
     serve_taker<ws_taker>(ctx, c, e, step);
     if (s.link.load(std::memory_order_relaxed) == ws_link::bound) t.watch_again(c, fired);  // else t and c are gone
@@ -59,7 +67,7 @@ inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
     }
-    s.queued.fetch_sub(frame.size(), std::memory_order_relaxed);
+    s.queued.fetch_sub(static_cast<std::uint32_t>(frame.size()), std::memory_order_relaxed);
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
@@ -126,13 +134,13 @@ inline fate ws_taker::on_socket_ready(door& d, connection& c) {
 // The hub holds the connection now: what peers posted before goes out, in order (a
 // decision first: the peers' posts can only follow an accept).
 inline fate ws_taker::on_bound(door& d, connection& c) {
-    std::unique_ptr<ws_early> early = std::move(state().early);
+    std::unique_ptr<ws_early> early = std::move(this->early);
     if (early == nullptr) return settle(d, c);
     if (early->decision != nullptr) {
         if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
         if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
     }
-    state().queued.fetch_sub(early->frames.size(), std::memory_order_relaxed);
+    queued.fetch_sub(static_cast<std::uint32_t>(early->frames.size()), std::memory_order_relaxed);
     if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
     if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
     return settle(d, c);
@@ -144,7 +152,7 @@ inline fate ws_taker::on_bound(door& d, connection& c) {
 inline void ws_taker::watch_again(connection& c, bool fired) {
     if (holder_ != holder::hub || (!fired && c.watching == watched_)) return;
     watched_ = c.watching;
-    self_.hub_->hold_shared_socket(self_.s_, &ws_socket_ready, c.fd, c.watching);
+    route->hub->hold_counted_socket(state(), &ws_socket_ready, c.fd, c.watching);
 }
 
 // Under the hub's process lock, so that no post is applied meanwhile: bound, ticked by a hub
@@ -154,14 +162,14 @@ inline void ws_taker::hand_to_hub(loop_context& ctx) {
         loop_context& ctx;
         ws_taker& t;
     } a{ctx, *this};
-    self_.hub_->exclusive(
+    route->hub->exclusive(
         [](void* p) {
             auto& x = *static_cast<args*>(p);
             ws_taker& t = x.t;
             t.bind();
             t.holder_ = holder::hub;
-            std::shared_ptr<ws_state> s = t.self_.s_;
-            t.self_.hub_->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
+            ws_ref s = ws_ref::share(&t);
+            t.route->hub->add_timer(t.tick_ms_, t.tick_ms_, [s](loop_context& c) { return ws_hub_tick(c, *s); });
             auto step = [](ws_taker& w, door& d, connection& at) { return w.on_bound(d, at); };
             on_ws(x.ctx, *s, loop_context::expiry::ignored, step, true);  // t may be gone after this
         },

@@ -39,9 +39,10 @@
 // then the connection waits in the taker's `deciding` stage (taker_later.hpp). (One message
 // to many peers: broadcast.hpp.)
 //
-// Invariants: ws_state::taker names the taker exactly while the link is bound (in begin(), or
-// under shared in take_from_workers(); cleared by unlink() before the connection closes or is
-// given back), and only the thread that serves the connection touches it (the loop's, or the
+// Invariants: a WebSocket's state is its taker's (one block, peer.hpp); the link is bound
+// while the taker serves the connection (from begin(), or under shared from
+// take_from_workers(), until unlink() before the connection closes or is given back), and
+// only the thread that serves the connection touches the taker's part (the loop's, or the
 // hub's processor); a posted send that finds the link finished is dropped. Bytes are
 // written into the loop's batch only by code that flushes them before its event ends (settle()),
 // so a callback that is not followed by a flush (on_drain, on_close) runs with ws_current.state unset
@@ -63,32 +64,67 @@
 #include "skiff/websocket/taker_hub.hpp"
 #include "skiff/websocket/taker_later.hpp"
 
+#include <cstdint>      // std::uint32_t, std::uint64_t
 #include <memory>       // std::shared_ptr
+#include <mutex>        // upgrade()'s routes, made by the loops' threads
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
+#include <vector>       // upgrade()'s routes, one per loop
 
 namespace skiff::detail {
 
-// A new WebSocket's shared state (accept(), accept_later()): the route's handlers, and its
-// limits from the loop's options.
-inline std::shared_ptr<ws_state> new_ws_state(const hub_anchor& a, std::shared_ptr<const websocket::handlers> h) {
-    auto s = std::make_shared<ws_state>();
-    s->high_water = a.push_high_water;
-    s->limit = h->max_backlog != 0 ? h->max_backlog : static_cast<std::size_t>(a.push_limit);
-    s->h = std::move(h);
-    return s;
+// A route for h on the loop of anchor a, whose hub is given: its limits from the loop's
+// options and from h, each at most half of ws_max_held (peer.hpp says why).
+inline counted_ref<ws_route> new_ws_route(const hub_anchor& a, std::shared_ptr<async_hub> hub,
+                                          std::shared_ptr<const websocket::handlers> h) {
+    auto counted = [](std::uint64_t n) { return static_cast<std::uint32_t>(n < ws_max_held / 2 ? n : ws_max_held / 2); };
+    auto* r = new ws_route;
+    r->high_water = counted(a.push_high_water);
+    r->limit = counted(h->max_backlog != 0 ? h->max_backlog : static_cast<std::uint64_t>(a.push_limit));
+    r->hub = std::move(hub);
+    r->h = std::move(h);
+    return counted_ref<ws_route>::adopt(r);
 }
+
+// upgrade()'s routes: one per loop (per hub), made by the loop's first upgrade and shared by
+// its connections from then on. Loops of sharded and shared servers upgrade at once, hence the
+// lock. A route no connection holds any longer, of another hub (a server run before), goes.
+class ws_route_cache {
+public:
+    explicit ws_route_cache(std::shared_ptr<const websocket::handlers> h) : h_(std::move(h)) {}
+
+    counted_ref<ws_route> on(const hub_anchor& a, const std::shared_ptr<async_hub>& hub) {
+        std::lock_guard<std::mutex> g(lock_);
+        for (std::size_t i = 0; i < routes_.size();) {
+            ws_route& r = *routes_[i];
+            if (r.hub == hub) return routes_[i];
+            if (r.refs.load(std::memory_order_acquire) == 1) {
+                routes_[i] = std::move(routes_.back());
+                routes_.pop_back();
+            } else {
+                ++i;
+            }
+        }
+        routes_.push_back(new_ws_route(a, hub, h_));
+        return routes_.back();
+    }
+
+private:
+    std::shared_ptr<const websocket::handlers> h_;
+    std::mutex lock_;
+    std::vector<counted_ref<ws_route>> routes_;
+};
 
 } // namespace skiff::detail
 
 namespace skiff::websocket {
 
 inline send_status peer::send(std::string_view data, kind k) {
-    std::size_t held = 0;
-    if (!admits(held)) return send_status::dropped;
     opcode op = k == kind::text ? opcode::text : opcode::binary;
     std::size_t size = data.size() + make_frame_head(op, fin_bit::final, data.size()).size;
+    std::size_t held = 0;
+    if (!admits(size, held)) return send_status::dropped;
     if (detail::ws_current.state == s_.get()) {
         detail::ws_current.taker->send_here(op, data);
     } else {
@@ -101,9 +137,9 @@ inline send_status peer::send(std::string_view data, kind k) {
 }
 
 inline bool peer::post_frame(std::string frame) {
-    std::size_t size = frame.size();
+    auto size = static_cast<std::uint32_t>(frame.size());  // admits() kept it below 2^31
     s_->queued.fetch_add(size, std::memory_order_relaxed);
-    bool posted = hub_->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
+    bool posted = s_->route->hub->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
         detail::apply_ws_send(ctx, *s, frame);
     });
     if (!posted) s_->queued.fetch_sub(size, std::memory_order_relaxed);  // the loop is gone
@@ -116,7 +152,7 @@ inline send_status peer::close(close_code code, std::string_view reason) {
         detail::ws_current.taker->close_here(code, reason);
         return send_status::queued;
     }
-    bool posted = hub_->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
+    bool posted = s_->route->hub->post([s = s_, code, r = std::string(reason)](detail::loop_context& ctx) mutable {
         detail::apply_ws_close(ctx, *s, code, r);
     });
     return posted ? send_status::queued : send_status::dropped;
@@ -145,26 +181,44 @@ inline bool handshake_accepted(const request& req, response& res, handshake_chec
     return false;
 }
 
+} // namespace skiff::websocket
+
+namespace skiff::detail {
+
+// The upgrade, once the caller decided to accept it (accept(), upgrade()): route_for(anchor,
+// hub) gives the new WebSocket's route. As accept() says.
+template <class RouteFor>
+bool accept_with(const request& req, response& res, RouteFor&& route_for, std::string_view protocol) {
+    websocket::handshake_check check;
+    if (!websocket::handshake_accepted(req, res, check)) return false;
+    hub_anchor* a = response_access::anchor(res);
+    std::shared_ptr<async_hub> hub = a != nullptr ? async_hub::of(*a) : nullptr;
+    std::string head;
+    held_fields fields = response_access::hold_fields(res);
+    if (!hub || !websocket::append_accept_head(head, check.key, protocol, fields.bytes)) {
+        res.status(500).text("Internal Server Error\n");
+        return false;
+    }
+    auto* taker = new ws_taker(route_for(*a, std::move(hub)));
+    response_access::send_head(res, head, 101);
+    response_access::hand_over(res, nullptr, taker);
+    return true;
+}
+
+} // namespace skiff::detail
+
+namespace skiff::websocket {
+
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
 // with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
 // is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
     if (res.sent() || !h) return false;
-    handshake_check check;
-    if (!handshake_accepted(req, res, check)) return false;
-    detail::hub_anchor* a = detail::response_access::anchor(res);
-    std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
-    std::string head;
-    detail::held_fields fields = detail::response_access::hold_fields(res);
-    if (!hub || !append_accept_head(head, check.key, protocol, fields.bytes)) {
-        res.status(500).text("Internal Server Error\n");
-        return false;
-    }
-    auto s = detail::new_ws_state(*a, h);
-    detail::response_access::send_head(res, head, 101);
-    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(std::move(s), std::move(hub)), *h));
-    return true;
+    auto route_for = [&h](detail::hub_anchor& a, std::shared_ptr<detail::async_hub> hub) {
+        return detail::new_ws_route(a, std::move(hub), std::move(h));
+    };
+    return detail::accept_with(req, res, route_for, protocol);
 }
 
 // An upgrade whose answer is decided later, from any thread (after a database call, say):
@@ -176,12 +230,11 @@ inline bool accept(const request& req, response& res, std::shared_ptr<const hand
 class pending_upgrade {
 public:
     pending_upgrade() = default;
-    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)), hub_(std::move(o.hub_)) {}
+    pending_upgrade(pending_upgrade&& o) noexcept : s_(std::move(o.s_)) {}
     pending_upgrade& operator=(pending_upgrade&& o) noexcept {
         if (this != &o) {
             drop();
             s_ = std::move(o.s_);
-            hub_ = std::move(o.hub_);
         }
         return *this;
     }
@@ -190,7 +243,7 @@ public:
     ~pending_upgrade() { drop(); }
 
     // A decision is still awaited from this handle.
-    explicit operator bool() const noexcept { return s_ != nullptr; }
+    explicit operator bool() const noexcept { return static_cast<bool>(s_); }
 
     // `protocol`, if not empty, is the subprotocol chosen (choose_protocol()): a token, else 500.
     bool accept(std::string_view protocol = {}) {
@@ -209,13 +262,13 @@ public:
 
 private:
     friend pending_upgrade accept_later(const request&, response&, std::shared_ptr<const handlers>);
-    pending_upgrade(std::shared_ptr<detail::ws_state> s, std::shared_ptr<detail::async_hub> hub)
-        : s_(std::move(s)), hub_(std::move(hub)) {}
+    explicit pending_upgrade(detail::ws_ref s) noexcept : s_(std::move(s)) {}
 
     bool decide(detail::ws_decision d) {
         if (!s_) return false;
-        std::shared_ptr<detail::ws_state> s = std::move(s_);
-        return hub_->post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
+        detail::ws_ref s = std::move(s_);
+        detail::async_hub& hub = *s->route->hub;
+        return hub.post([s = std::move(s), d = std::move(d)](detail::loop_context& ctx) mutable {
             detail::apply_ws_decision(ctx, *s, d);
         });
     }
@@ -223,8 +276,7 @@ private:
         if (s_) (void)refuse(500, "Internal Server Error\n");
     }
 
-    std::shared_ptr<detail::ws_state> s_;  // null once decided
-    std::shared_ptr<detail::async_hub> hub_;
+    detail::ws_ref s_;  // null once decided
 };
 
 // Checks the handshake now (a bad one is answered at once, 400, 405 or 426, and the handle is
@@ -243,15 +295,22 @@ inline pending_upgrade accept_later(const request& req, response& res, std::shar
     auto later = std::make_unique<detail::ws_deciding>();
     later->key = std::string(check.key);
     later->fields = detail::response_access::hold_fields(res);
-    auto s = detail::new_ws_state(*a, h);
+    auto* taker = new detail::ws_taker(detail::new_ws_route(*a, std::move(hub), std::move(h)), std::move(later));
+    detail::ws_ref s = detail::ws_ref::share(taker);
     detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
-    detail::response_access::hand_over(res, nullptr, new detail::ws_taker(detail::ws_taker::make_peer(s, hub), std::move(later)));
-    return pending_upgrade(std::move(s), std::move(hub));
+    detail::response_access::hand_over(res, nullptr, taker);
+    return pending_upgrade(std::move(s));
 }
 
 // A route handler that upgrades every request it gets (refusing bad handshakes as accept() does).
+// Its connections on one loop share one route (detail::ws_route_cache).
 inline auto upgrade(handlers h) {
-    return [shared = std::make_shared<const handlers>(std::move(h))](request& req, response& res) { accept(req, res, shared); };
+    auto routes = std::make_shared<detail::ws_route_cache>(std::make_shared<const handlers>(std::move(h)));
+    return [routes](request& req, response& res) {
+        if (res.sent()) return;
+        auto route_for = [&routes](detail::hub_anchor& a, const std::shared_ptr<detail::async_hub>& hub) { return routes->on(a, hub); };
+        detail::accept_with(req, res, route_for, {});
+    };
 }
 
 } // namespace skiff::websocket
