@@ -16555,7 +16555,7 @@ struct ws_state {
         return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
     }
 };
-inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes
+inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes (ws_taker)
 using ws_ref = counted_ref<ws_state>;
 
 // The WebSocket whose callback runs on this thread, so that its own sends go straight into the
@@ -16607,7 +16607,8 @@ private:
         s_->wants_drain.store(true, std::memory_order_relaxed);
         return send_status::backpressure;
     }
-    explicit peer(detail::ws_ref s) noexcept : s_(std::move(s)) {}
+    // Defined in taker.hpp, beside the state's free: a constructor may destroy its members.
+    inline explicit peer(detail::ws_ref&& s) noexcept;
 
     inline bool post_frame(std::string frame);
 
@@ -17201,14 +17202,7 @@ private:
         return d.after_write(c, w);
     }
 
-    void tell_if_drained() {
-        const websocket::handlers& h = callbacks();
-        if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
-        if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
-        posted_sends_scope posted;
-        websocket::peer me = self();
-        call_guarded([&] { h.on_drain(me); }, [] {});
-    }
+    void tell_if_drained();  // taker_frames.hpp
 
     void hand_to_hub(loop_context& ctx);  // take_from_workers' work (taker_hub.hpp)
 
@@ -17251,6 +17245,11 @@ private:
     std::uint16_t tick_ms_ = 0;          // shared: the set's tick (5-250 ms), the hub timer's period
 };
 
+// The taker whose state s is (its own block). The last count frees the block, on whatever
+// thread dropped it (dispose() has ended the loop's part before the connection's count went).
+inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
+inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
+
 // shared: the upgrade's event is done; the hub's processor takes the connection
 // (taker_hub.hpp).
 inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
@@ -17259,6 +17258,8 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 }
 
 } // namespace skiff::detail
+
+inline skiff::websocket::peer::peer(detail::ws_ref&& s) noexcept : s_(std::move(s)) {}  // (peer.hpp)
 
 #endif // SKIFF_WEBSOCKET_TAKER_HPP
 // end skiff/websocket/taker.hpp
@@ -17291,13 +17292,6 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 #include <utility>      // std::move
 
 namespace skiff::detail {
-
-// The taker whose state s is (its own block: taker.hpp).
-inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
-
-// The last count went: the block goes, on whatever thread dropped it (dispose() has ended
-// the loop's part before the connection's count went).
-inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
 
 inline void ws_socket_ready(loop_context& ctx, void* owner);
 
@@ -17696,6 +17690,17 @@ inline void ws_taker::write_close(door& d, websocket::close_code code, std::stri
     d.write(frame);
     stage_ = stage::closing;
     phase.store(ws_phase::closing, std::memory_order_release);
+}
+
+// A send said backpressure, and what waits is down to half of write_high_water again: on_drain
+// hears it (its sends are posted: no flush follows).
+inline void ws_taker::tell_if_drained() {
+    const websocket::handlers& h = callbacks();
+    if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
+    if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
+    posted_sends_scope posted;
+    websocket::peer me = self();
+    call_guarded([&] { h.on_drain(me); }, [] {});
 }
 
 inline void ws_taker::tell_close(websocket::close_code code, std::string_view reason) noexcept {

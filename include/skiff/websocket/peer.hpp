@@ -150,7 +150,7 @@ struct ws_state {
         return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
     }
 };
-inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes
+inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes (ws_taker)
 using ws_ref = counted_ref<ws_state>;
 
 // The WebSocket whose callback runs on this thread, so that its own sends go straight into the
@@ -202,7 +202,8 @@ private:
         s_->wants_drain.store(true, std::memory_order_relaxed);
         return send_status::backpressure;
     }
-    explicit peer(detail::ws_ref s) noexcept : s_(std::move(s)) {}
+    // Defined in taker.hpp, beside the state's free: a constructor may destroy its members.
+    inline explicit peer(detail::ws_ref&& s) noexcept;
 
     inline bool post_frame(std::string frame);
 

@@ -337,14 +337,7 @@ private:
         return d.after_write(c, w);
     }
 
-    void tell_if_drained() {
-        const websocket::handlers& h = callbacks();
-        if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
-        if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
-        posted_sends_scope posted;
-        websocket::peer me = self();
-        call_guarded([&] { h.on_drain(me); }, [] {});
-    }
+    void tell_if_drained();  // taker_frames.hpp
 
     void hand_to_hub(loop_context& ctx);  // take_from_workers' work (taker_hub.hpp)
 
@@ -387,6 +380,11 @@ private:
     std::uint16_t tick_ms_ = 0;          // shared: the set's tick (5-250 ms), the hub timer's period
 };
 
+// The taker whose state s is (its own block). The last count frees the block, on whatever
+// thread dropped it (dispose() has ended the loop's part before the connection's count went).
+inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
+inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
+
 // shared: the upgrade's event is done; the hub's processor takes the connection
 // (taker_hub.hpp).
 inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
@@ -395,5 +393,7 @@ inline bool ws_taker::take_from_workers(loop_context& ctx, connection&) {
 }
 
 } // namespace skiff::detail
+
+inline skiff::websocket::peer::peer(detail::ws_ref&& s) noexcept : s_(std::move(s)) {}  // (peer.hpp)
 
 #endif // SKIFF_WEBSOCKET_TAKER_HPP

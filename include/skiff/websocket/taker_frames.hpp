@@ -166,6 +166,17 @@ inline void ws_taker::write_close(door& d, websocket::close_code code, std::stri
     phase.store(ws_phase::closing, std::memory_order_release);
 }
 
+// A send said backpressure, and what waits is down to half of write_high_water again: on_drain
+// hears it (its sends are posted: no flush follows).
+inline void ws_taker::tell_if_drained() {
+    const websocket::handlers& h = callbacks();
+    if (!h.on_drain || !wants_drain.load(std::memory_order_relaxed)) return;
+    if (held() > route->high_water / 2 || !wants_drain.exchange(false, std::memory_order_relaxed)) return;
+    posted_sends_scope posted;
+    websocket::peer me = self();
+    call_guarded([&] { h.on_drain(me); }, [] {});
+}
+
 inline void ws_taker::tell_close(websocket::close_code code, std::string_view reason) noexcept {
     if (told_ == told::closed) return;
     told_ = told::closed;

@@ -33,13 +33,6 @@
 
 namespace skiff::detail {
 
-// The taker whose state s is (its own block: taker.hpp).
-inline ws_taker& taker_of(ws_state& s) noexcept { return static_cast<ws_taker&>(s); }
-
-// The last count went: the block goes, on whatever thread dropped it (dispose() has ended
-// the loop's part before the connection's count went).
-inline void counted_free(ws_state* s) noexcept { delete &taker_of(*s); }
-
 inline void ws_socket_ready(loop_context& ctx, void* owner);
 
 // ---- what the hub brings, on the loop that serves the connection ---------------------------
