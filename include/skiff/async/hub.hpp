@@ -39,7 +39,7 @@
 #include <memory>         // std::shared_ptr, the hub's own life; std::weak_ptr to the answers a stop ends
 #include <mutex>          // the inbox and process locks
 #include <unordered_map>  // the answers a stop ends
-#include <utility>        // std::move, std::swap
+#include <utility>        // std::move, std::swap, std::pair
 #include <vector>         // the inbox, the answers a stop ends
 
 namespace skiff::detail {
@@ -132,10 +132,12 @@ public:
         timer_queue timers;
         hub_watches::watcher_list watchers, retired;
         hub_watches::held_map held;
+        std::vector<kept_state> kept;
         {
             std::lock_guard<std::mutex> g(inbox_lock_);
             state_ = hub_state::detached;
             tasks.swap(inbox_);
+            kept.swap(kept_);
             last = std::move(self_);
         }
         std::lock_guard<std::recursive_mutex> p(process_lock_);
@@ -227,6 +229,18 @@ public:
         watches_.hold(&owner, keep, ready, fd, what);
     }
 
+    // What a feature keeps for the connections of this loop (WebSocket's routes): made on
+    // first use, one per type, from any thread; handed out at detach with the rest, since it
+    // may hold the hub.
+    template <class T>
+    T& kept() {
+        std::lock_guard<std::mutex> g(inbox_lock_);
+        for (kept_state& k : kept_)
+            if (k.first == &kept_tag<T>) return *static_cast<T*>(k.second.get());
+        kept_.emplace_back(&kept_tag<T>, std::make_shared<T>());
+        return *static_cast<T*>(kept_.back().second.get());
+    }
+
     // The connection no longer waits on the hub: its socket's events are no longer owner's
     // (they stay claimed for a second, as a removed watcher's do). Safe after detach().
     void release_socket(const void* owner) { watches_.retire_held(owner); }
@@ -308,6 +322,10 @@ private:
 
     std::mutex inbox_lock_;
     std::vector<hub_task> inbox_;
+    using kept_state = std::pair<const void*, std::shared_ptr<void>>;  // a type's tag, its state
+    template <class T>
+    static constexpr char kept_tag = 0;
+    std::vector<kept_state> kept_;  // under the inbox lock
     std::vector<hub_task> batch_;  // taken from the inbox, run from next_ on (process lock)
     std::size_t next_ = 0;
     hub_state state_ = hub_state::open;

@@ -5,8 +5,8 @@
 //
 // Memory: a WebSocket's state is one block with its taker (taker.hpp: ws_taker derives from
 // ws_state), counted in place (detail/counted_ref.hpp) by its connection, its peers and the
-// posts made to it; what the connections of one route on one loop share (the callbacks, the
-// hub, the limits) is one ws_route they point to. An idle WebSocket so costs its connection
+// posts made to it; what the connections given the same handlers on one loop share (the
+// callbacks, the hub, the limits) is one ws_route they point to. An idle WebSocket so costs its connection
 // and one 72-byte block (tools/bench/README.md, "Memory per idle WebSocket").
 //
 // Invariants: the peer's phase only moves forward: open, closing, closed. While the link is
@@ -112,10 +112,10 @@ struct ws_early {
     std::string reason;
 };
 
-// What the WebSockets of one route on one loop share, so that each connection carries one
-// pointer for it: the route's callbacks, the loop's hub that peers post to (kept alive for
-// them after the server is gone), and the limits taken from both. upgrade() makes one per
-// loop and keeps it; accept() and accept_later() make one per connection. Counted in place.
+// What the WebSockets given the same handlers on one loop share, so that each connection
+// carries one pointer for it: the route's callbacks, the loop's hub that peers post to (kept
+// alive for them after the server is gone), and the limits taken from both. The loop's hub
+// keeps one per handlers object (ws_routes, upgrade.hpp). Counted in place.
 struct ws_route {
     std::shared_ptr<const websocket::handlers> h;
     std::shared_ptr<async_hub> hub;

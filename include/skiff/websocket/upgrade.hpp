@@ -66,11 +66,11 @@
 
 #include <cstdint>      // std::uint32_t, std::uint64_t
 #include <memory>       // std::shared_ptr
-#include <mutex>        // upgrade()'s routes, made by the loops' threads
+#include <mutex>        // a loop's routes, looked up by the workers of a shared server
 #include <string>       // a frame posted from another thread
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
-#include <vector>       // upgrade()'s routes, one per loop
+#include <vector>       // a loop's routes
 
 namespace skiff::detail {
 
@@ -87,34 +87,41 @@ inline counted_ref<ws_route> new_ws_route(const hub_anchor& a, std::shared_ptr<a
     return counted_ref<ws_route>::adopt(r);
 }
 
-// upgrade()'s routes: one per loop (per hub), made by the loop's first upgrade and shared by
-// its connections from then on. Loops of sharded and shared servers upgrade at once, hence the
-// lock. A route no connection holds any longer, of another hub (a server run before), goes.
-class ws_route_cache {
+// The routes of one loop, one per handlers object (kept by the loop's hub: async_hub::kept),
+// so that the connections accept() or upgrade() gives the same handlers on one loop share one.
+// Workers of a shared server accept at once, hence the lock. A route no connection holds any
+// longer goes at the next lookup, and at most max_kept are kept: handlers made for each
+// connection then get a route each, and a lookup stays short.
+class ws_routes {
 public:
-    explicit ws_route_cache(std::shared_ptr<const websocket::handlers> h) : h_(std::move(h)) {}
-
-    counted_ref<ws_route> on(const hub_anchor& a, const std::shared_ptr<async_hub>& hub) {
+    counted_ref<ws_route> for_handlers(const hub_anchor& a, const std::shared_ptr<async_hub>& hub,
+                                       std::shared_ptr<const websocket::handlers> h) {
         std::lock_guard<std::mutex> g(lock_);
         for (std::size_t i = 0; i < routes_.size();) {
-            ws_route& r = *routes_[i];
-            if (r.hub == hub) return routes_[i];
-            if (r.refs.load(std::memory_order_acquire) == 1) {
+            if (routes_[i]->h == h) return routes_[i];
+            if (routes_[i]->refs.load(std::memory_order_acquire) == 1) {
                 routes_[i] = std::move(routes_.back());
                 routes_.pop_back();
             } else {
                 ++i;
             }
         }
-        routes_.push_back(new_ws_route(a, hub, h_));
-        return routes_.back();
+        counted_ref<ws_route> r = new_ws_route(a, hub, std::move(h));
+        if (routes_.size() < max_kept) routes_.push_back(r);
+        return r;
     }
 
 private:
-    std::shared_ptr<const websocket::handlers> h_;
+    static constexpr std::size_t max_kept = 64;
     std::mutex lock_;
     std::vector<counted_ref<ws_route>> routes_;
 };
+
+// The route for h on the loop of anchor a, whose hub is given.
+inline counted_ref<ws_route> route_for(const hub_anchor& a, const std::shared_ptr<async_hub>& hub,
+                                       std::shared_ptr<const websocket::handlers> h) {
+    return hub->kept<ws_routes>().for_handlers(a, hub, std::move(h));
+}
 
 } // namespace skiff::detail
 
@@ -181,44 +188,27 @@ inline bool handshake_accepted(const request& req, response& res, handshake_chec
     return false;
 }
 
-} // namespace skiff::websocket
-
-namespace skiff::detail {
-
-// The upgrade, once the caller decided to accept it (accept(), upgrade()): route_for(anchor,
-// hub) gives the new WebSocket's route. As accept() says.
-template <class RouteFor>
-bool accept_with(const request& req, response& res, RouteFor&& route_for, std::string_view protocol) {
-    websocket::handshake_check check;
-    if (!websocket::handshake_accepted(req, res, check)) return false;
-    hub_anchor* a = response_access::anchor(res);
-    std::shared_ptr<async_hub> hub = a != nullptr ? async_hub::of(*a) : nullptr;
-    std::string head;
-    held_fields fields = response_access::hold_fields(res);
-    if (!hub || !websocket::append_accept_head(head, check.key, protocol, fields.bytes)) {
-        res.status(500).text("Internal Server Error\n");
-        return false;
-    }
-    auto* taker = new ws_taker(route_for(*a, std::move(hub)));
-    response_access::send_head(res, head, 101);
-    response_access::hand_over(res, nullptr, taker);
-    return true;
-}
-
-} // namespace skiff::detail
-
-namespace skiff::websocket {
-
 // Accepts the upgrade req asks for (a route's handler calls it after its own checks): false,
 // with the answer given (400, 405, 426), when it cannot. The
 // fields the chain set so far (middleware's) go into the 101 head; `protocol`, if not empty,
-// is the subprotocol chosen (choose_protocol()), and must be a token (else 500).
+// is the subprotocol chosen (choose_protocol()), and must be a token (else 500). The
+// connections given the same handlers on one loop share their route (detail::ws_routes).
 inline bool accept(const request& req, response& res, std::shared_ptr<const handlers> h, std::string_view protocol = {}) {
     if (res.sent() || !h) return false;
-    auto route_for = [&h](detail::hub_anchor& a, std::shared_ptr<detail::async_hub> hub) {
-        return detail::new_ws_route(a, std::move(hub), std::move(h));
-    };
-    return detail::accept_with(req, res, route_for, protocol);
+    handshake_check check;
+    if (!handshake_accepted(req, res, check)) return false;
+    detail::hub_anchor* a = detail::response_access::anchor(res);
+    std::shared_ptr<detail::async_hub> hub = a != nullptr ? detail::async_hub::of(*a) : nullptr;
+    std::string head;
+    detail::held_fields fields = detail::response_access::hold_fields(res);
+    if (!hub || !append_accept_head(head, check.key, protocol, fields.bytes)) {
+        res.status(500).text("Internal Server Error\n");
+        return false;
+    }
+    auto* taker = new detail::ws_taker(detail::route_for(*a, hub, std::move(h)));
+    detail::response_access::send_head(res, head, 101);
+    detail::response_access::hand_over(res, nullptr, taker);
+    return true;
 }
 
 // An upgrade whose answer is decided later, from any thread (after a database call, say):
@@ -295,7 +285,7 @@ inline pending_upgrade accept_later(const request& req, response& res, std::shar
     auto later = std::make_unique<detail::ws_deciding>();
     later->key = std::string(check.key);
     later->fields = detail::response_access::hold_fields(res);
-    auto* taker = new detail::ws_taker(detail::new_ws_route(*a, std::move(hub), std::move(h)), std::move(later));
+    auto* taker = new detail::ws_taker(detail::route_for(*a, hub, std::move(h)), std::move(later));
     detail::ws_ref s = detail::ws_ref::share(taker);
     detail::response_access::send_head(res, {}, 101);  // nothing written now: the decision writes
     detail::response_access::hand_over(res, nullptr, taker);
@@ -303,14 +293,8 @@ inline pending_upgrade accept_later(const request& req, response& res, std::shar
 }
 
 // A route handler that upgrades every request it gets (refusing bad handshakes as accept() does).
-// Its connections on one loop share one route (detail::ws_route_cache).
 inline auto upgrade(handlers h) {
-    auto routes = std::make_shared<detail::ws_route_cache>(std::make_shared<const handlers>(std::move(h)));
-    return [routes](request& req, response& res) {
-        if (res.sent()) return;
-        auto route_for = [&routes](detail::hub_anchor& a, const std::shared_ptr<detail::async_hub>& hub) { return routes->on(a, hub); };
-        detail::accept_with(req, res, route_for, {});
-    };
+    return [shared = std::make_shared<const handlers>(std::move(h))](request& req, response& res) { accept(req, res, shared); };
 }
 
 } // namespace skiff::websocket
