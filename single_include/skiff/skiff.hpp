@@ -16572,6 +16572,14 @@ struct ws_state {
     std::size_t held() const noexcept {
         return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
     }
+    // Bytes posted to the loop, and taken off once the loop has them (or the post failed): each
+    // a frame peer::admits() let through, so below 2^31 (the file comment).
+    void add_queued(std::size_t bytes) noexcept {
+        queued.fetch_add(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
+    }
+    void take_queued(std::size_t bytes) noexcept {
+        queued.fetch_sub(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
+    }
 };
 inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes (ws_taker)
 using ws_ref = counted_ref<ws_state>;
@@ -17303,7 +17311,6 @@ inline skiff::websocket::peer::peer(detail::ws_ref&& s) noexcept : s_(std::move(
 
 
 #include <atomic>       // std::memory_order
-#include <cstdint>      // std::uint32_t
 #include <memory>       // std::shared_ptr, std::make_unique
 #include <string>       // a close's reason
 #include <string_view>  // std::string_view
@@ -17338,7 +17345,7 @@ inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
     }
-    s.queued.fetch_sub(static_cast<std::uint32_t>(frame.size()), std::memory_order_relaxed);
+    s.take_queued(frame.size());
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
@@ -17411,7 +17418,7 @@ inline fate ws_taker::on_bound(door& d, connection& c) {
         if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
         if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
     }
-    queued.fetch_sub(static_cast<std::uint32_t>(early->frames.size()), std::memory_order_relaxed);
+    take_queued(early->frames.size());
     if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
     if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
     return settle(d, c);
@@ -17453,7 +17460,6 @@ inline void ws_taker::hand_to_hub(loop_context& ctx) {
 // end skiff/websocket/taker_hub.hpp
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t
 #include <iterator>     // std::begin, std::end
 #include <memory>       // std::shared_ptr: the frame, shared by the posts
 #include <string>       // the frame
@@ -17496,8 +17502,7 @@ inline std::size_t post_batch(broadcast_batch& b, const std::shared_ptr<const st
         for (const ws_ref& s : states) apply_ws_send(ctx, *s, *frame);
     });
     if (posted) return 0;
-    auto size = static_cast<std::uint32_t>(frame->size());
-    for (ws_state* s : counted) s->queued.fetch_sub(size, std::memory_order_relaxed);
+    for (ws_state* s : counted) s->take_queued(frame->size());
     return counted.size();
 }
 
@@ -17529,7 +17534,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
                 append_frame(f, op, data);
                 frame = std::make_shared<const std::string>(std::move(f));
             }
-            s->queued.fetch_add(static_cast<std::uint32_t>(size), std::memory_order_relaxed);
+            s->add_queued(size);
             detail::batch_for(batches, *s).states.push_back(detail::peer_access::state(p));
         }
         ++queued;
@@ -17941,12 +17946,12 @@ inline send_status peer::send(std::string_view data, kind k) {
 }
 
 inline bool peer::post_frame(std::string frame) {
-    auto size = static_cast<std::uint32_t>(frame.size());  // admits() kept it below 2^31
-    s_->queued.fetch_add(size, std::memory_order_relaxed);
+    std::size_t size = frame.size();
+    s_->add_queued(size);
     bool posted = s_->route->hub->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
         detail::apply_ws_send(ctx, *s, frame);
     });
-    if (!posted) s_->queued.fetch_sub(size, std::memory_order_relaxed);  // the loop is gone
+    if (!posted) s_->take_queued(size);  // the loop is gone
     return posted;
 }
 

@@ -23,7 +23,6 @@
 #include "skiff/websocket/taker_hub.hpp"
 
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint32_t
 #include <iterator>     // std::begin, std::end
 #include <memory>       // std::shared_ptr: the frame, shared by the posts
 #include <string>       // the frame
@@ -66,8 +65,7 @@ inline std::size_t post_batch(broadcast_batch& b, const std::shared_ptr<const st
         for (const ws_ref& s : states) apply_ws_send(ctx, *s, *frame);
     });
     if (posted) return 0;
-    auto size = static_cast<std::uint32_t>(frame->size());
-    for (ws_state* s : counted) s->queued.fetch_sub(size, std::memory_order_relaxed);
+    for (ws_state* s : counted) s->take_queued(frame->size());
     return counted.size();
 }
 
@@ -99,7 +97,7 @@ std::size_t broadcast(PeerIt first, PeerIt last, std::string_view data, kind k =
                 append_frame(f, op, data);
                 frame = std::make_shared<const std::string>(std::move(f));
             }
-            s->queued.fetch_add(static_cast<std::uint32_t>(size), std::memory_order_relaxed);
+            s->add_queued(size);
             detail::batch_for(batches, *s).states.push_back(detail::peer_access::state(p));
         }
         ++queued;

@@ -149,6 +149,14 @@ struct ws_state {
     std::size_t held() const noexcept {
         return std::size_t{queued.load(std::memory_order_relaxed)} + parked.load(std::memory_order_relaxed);
     }
+    // Bytes posted to the loop, and taken off once the loop has them (or the post failed): each
+    // a frame peer::admits() let through, so below 2^31 (the file comment).
+    void add_queued(std::size_t bytes) noexcept {
+        queued.fetch_add(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
+    }
+    void take_queued(std::size_t bytes) noexcept {
+        queued.fetch_sub(static_cast<std::uint32_t>(bytes), std::memory_order_relaxed);
+    }
 };
 inline void counted_free(ws_state* s) noexcept;  // taker.hpp: the whole block goes (ws_taker)
 using ws_ref = counted_ref<ws_state>;

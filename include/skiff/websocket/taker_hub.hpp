@@ -25,7 +25,6 @@
 #include "skiff/websocket/taker.hpp"
 
 #include <atomic>       // std::memory_order
-#include <cstdint>      // std::uint32_t
 #include <memory>       // std::shared_ptr, std::make_unique
 #include <string>       // a close's reason
 #include <string_view>  // std::string_view
@@ -60,7 +59,7 @@ inline void apply_ws_send(loop_context& ctx, ws_state& s, std::string_view frame
         early_of(s).frames += frame;  // shared: sent once the hub holds the connection (still queued)
         return;
     }
-    s.queued.fetch_sub(static_cast<std::uint32_t>(frame.size()), std::memory_order_relaxed);
+    s.take_queued(frame.size());
     auto step = [&frame](ws_taker& t, door& d, connection& c) { return t.on_post(d, c, frame); };
     on_ws(ctx, s, loop_context::expiry::ignored, step);
 }
@@ -133,7 +132,7 @@ inline fate ws_taker::on_bound(door& d, connection& c) {
         if (on_decision(d, c, *early->decision) == fate::closed) return fate::closed;
         if (stage_ != stage::open) return fate::open;  // refused: the connection is no longer this taker's
     }
-    queued.fetch_sub(static_cast<std::uint32_t>(early->frames.size()), std::memory_order_relaxed);
+    take_queued(early->frames.size());
     if (stage_ == stage::open && !early->frames.empty()) d.write(early->frames);
     if (stage_ == stage::open && early->close_asked) start_close(d, early->code, early->reason);
     return settle(d, c);

@@ -144,12 +144,12 @@ inline send_status peer::send(std::string_view data, kind k) {
 }
 
 inline bool peer::post_frame(std::string frame) {
-    auto size = static_cast<std::uint32_t>(frame.size());  // admits() kept it below 2^31
-    s_->queued.fetch_add(size, std::memory_order_relaxed);
+    std::size_t size = frame.size();
+    s_->add_queued(size);
     bool posted = s_->route->hub->post([s = s_, frame = std::move(frame)](detail::loop_context& ctx) mutable {
         detail::apply_ws_send(ctx, *s, frame);
     });
-    if (!posted) s_->queued.fetch_sub(size, std::memory_order_relaxed);  // the loop is gone
+    if (!posted) s_->take_queued(size);  // the loop is gone
     return posted;
 }
 
